@@ -1,0 +1,100 @@
+import { spawn } from 'node:child_process';
+import { isCi } from '../ui/prompts.js';
+
+/** What became of an attempt to show the authorization URL in a browser. */
+export type BrowserOutcome = { isOpened: true; via: string } | { isOpened: false; reason: string };
+
+/** Opens URLs in the user's browser. */
+export interface BrowserLauncher {
+  /** Opens `url`; never throws: a failure is an outcome with a reason to print. */
+  open(url: string): Promise<BrowserOutcome>;
+}
+
+/**
+ * Splits a BROWSER value into words the way a POSIX shell would for a simple command: white space
+ * separates, single and double quotes group, backslash escapes. No expansion of any kind.
+ */
+export function splitCommandLine(command: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let hasWord = false;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < command.length; i++) {
+    const c = command.charAt(i);
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+      else word += c;
+    } else if (c === '\\' && i + 1 < command.length && quote === undefined) {
+      word += command.charAt(++i);
+      hasWord = true;
+    } else if (quote === '"') {
+      if (c === '"') quote = undefined;
+      else if (c === '\\' && /["\\$`]/.test(command.charAt(i + 1))) word += command.charAt(++i);
+      else word += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      hasWord = true;
+    } else if (/\s/.test(c)) {
+      if (hasWord) words.push(word);
+      word = '';
+      hasWord = false;
+    } else {
+      word += c;
+      hasWord = true;
+    }
+  }
+  if (hasWord) words.push(word);
+  return words;
+}
+
+/**
+ * Why no browser should be opened automatically, or undefined when one may be: `CI` set, an SSH
+ * session (SSH_CONNECTION, SSH_CLIENT, SSH_TTY), or Linux without DISPLAY/WAYLAND_DISPLAY.
+ * Not consulted when BROWSER is set.
+ */
+export function reasonNotToOpen(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): string | undefined {
+  if (isCi(env)) return 'CI is set';
+  if (env.SSH_CONNECTION || env.SSH_CLIENT || env.SSH_TTY) return 'this is an SSH session';
+  if (platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY) return 'there is no display (DISPLAY/WAYLAND_DISPLAY unset)';
+  return undefined;
+}
+
+/**
+ * The launcher: with BROWSER set, runs that command (split into words, no shell) with the URL as
+ * its last argument; otherwise, unless reasonNotToOpen says so, the `open` package (loaded on use).
+ * `isVerbose` lets the browser command's stderr through.
+ */
+export function createBrowserLauncher(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, isVerbose: boolean): BrowserLauncher {
+  return {
+    async open(url) {
+      const browser = env.BROWSER?.trim();
+      if (browser) {
+        const [command, ...args] = splitCommandLine(browser);
+        if (command === undefined) {
+          return { isOpened: false, reason: 'BROWSER is empty' };
+        }
+        return new Promise<BrowserOutcome>((resolve) => {
+          const child = spawn(command, [...args, url], { stdio: ['ignore', 'ignore', isVerbose ? 'inherit' : 'ignore'], detached: platform !== 'win32' });
+          child.once('error', (error) => resolve({ isOpened: false, reason: `BROWSER command failed to start: ${error.message}` }));
+          child.once('spawn', () => {
+            child.unref();
+            resolve({ isOpened: true, via: `BROWSER (${command})` });
+          });
+        });
+      }
+      const reason = reasonNotToOpen(env, platform);
+      if (reason !== undefined) {
+        return { isOpened: false, reason };
+      }
+      try {
+        const { default: open } = await import('open');
+        const child = await open(url);
+        child.once('error', () => undefined);
+        child.unref();
+        return { isOpened: true, via: 'the system browser' };
+      } catch (error) {
+        return { isOpened: false, reason: `could not open a browser: ${error instanceof Error ? error.message : String(error)}` };
+      }
+    },
+  };
+}

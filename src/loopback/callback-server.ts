@@ -1,0 +1,177 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CliError, InterruptedError, NetworkError, UsageError } from '../errors.js';
+import { renderCallbackPage, type CallbackPage } from './pages.js';
+
+/** Where the listener binds and which path it serves. */
+export interface CallbackServerOptions {
+  /** 0 for an ephemeral port (RFC 8252 §7.3). */
+  port: number;
+  /** Path of the redirect URI, e.g. `/callback`. */
+  path: string;
+}
+
+/**
+ * What the caller makes of one callback request. Throw ForeignCallback-like errors with
+ * `isForeign` to answer 400 and keep listening; any other throw ends the wait with that error.
+ */
+export type CallbackHandler<T> = (url: URL) => Promise<{ value: T; page: CallbackPage }>;
+
+/** Options of one wait. */
+export interface WaitOptions {
+  /** Give up after this many ms (`--wait`). */
+  timeoutMs: number;
+  /** Aborted on Ctrl-C. */
+  signal: AbortSignal;
+  /** Called for a callback that was refused while waiting goes on (wrong state…). */
+  onRefused?: (reason: string) => void;
+}
+
+/** A loopback HTTP listener serving as redirect URI (RFC 8252 §7.3, §8.3). */
+export interface CallbackServer {
+  /** `http://127.0.0.1:PORT/path`. */
+  readonly redirectUri: string;
+  readonly port: number;
+  /**
+   * Serves callbacks until `handle` accepts one (resolves with its value) or fails (rejects);
+   * refused callbacks (`isForeignCallback`) are answered 400 and waiting goes on. Rejects with
+   * CallbackTimeoutError after `timeoutMs`, InterruptedError on abort. Closes the listener in
+   * every case before settling.
+   */
+  waitForCallback<T>(handle: CallbackHandler<T>, options: WaitOptions): Promise<T>;
+  /** Closes the listener and its connections; idempotent. */
+  close(): Promise<void>;
+}
+
+/** No callback arrived within `--wait`: exit 3 (timeout). */
+export class CallbackTimeoutError extends NetworkError {}
+
+/** Whether an error means "this callback is not ours; keep waiting". */
+export function isForeignCallback(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ForeignCallbackError';
+}
+
+const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'referrer-policy': 'no-referrer',
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+  'x-content-type-options': 'nosniff',
+  connection: 'close',
+};
+
+/**
+ * Starts the listener on 127.0.0.1 only (never 0.0.0.0). Requests other than `GET path` are
+ * answered 404/405; a Host header other than `127.0.0.1:PORT` or `localhost:PORT` is refused
+ * (DNS rebinding). Throws UsageError naming --redirect-uri when the port is taken.
+ */
+export async function startCallbackServer(options: CallbackServerOptions): Promise<CallbackServer> {
+  let onRequest: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  const server = createServer((req, res) => {
+    if (onRequest === undefined) {
+      respond(res, 503, { isSuccess: false, title: 'Not waiting', detail: 'mmauth is not waiting for a sign-in right now.' });
+      return;
+    }
+    onRequest(req, res);
+  });
+  server.requestTimeout = 10_000;
+  server.headersTimeout = 10_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EADDRINUSE') {
+        reject(new UsageError(`port ${options.port} on 127.0.0.1 is in use`, { hint: 'pass --redirect-uri with another port, e.g. http://127.0.0.1:8976/callback', cause: error }));
+      } else if (error.code === 'EACCES') {
+        reject(new UsageError(`not allowed to listen on port ${options.port}`, { hint: 'pass --redirect-uri with a port above 1023', cause: error }));
+      } else {
+        reject(new CliError(`cannot start the loopback listener: ${error.message}`, 1, { cause: error }));
+      }
+    });
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const redirectUri = `http://127.0.0.1:${port}${options.path}`;
+  const allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
+  let isClosed = false;
+  const close = async () => {
+    if (isClosed) return;
+    isClosed = true;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+  };
+
+  return {
+    redirectUri,
+    port,
+    close,
+    waitForCallback<T>(handle: CallbackHandler<T>, wait: WaitOptions): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        let isSettled = false;
+        let isHandling = false;
+        const settle = (outcome: () => void) => {
+          if (isSettled) return;
+          isSettled = true;
+          clearTimeout(timer);
+          wait.signal.removeEventListener('abort', onAbort);
+          onRequest = undefined;
+          void close().then(outcome);
+        };
+        const timer = setTimeout(
+          () => settle(() => reject(new CallbackTimeoutError(`no redirect arrived at ${redirectUri} within ${Math.round(wait.timeoutMs / 1000)} s`, {
+            hint: 'the authorization server may have shown an error page instead of redirecting (unknown client, redirect URI not registered, bad scope): check the browser; raise --wait SECONDS if you need more time',
+          }))),
+          wait.timeoutMs,
+        );
+        const onAbort = () => settle(() => reject(new InterruptedError('interrupted while waiting for the browser')));
+        wait.signal.addEventListener('abort', onAbort, { once: true });
+        if (wait.signal.aborted) onAbort();
+
+        onRequest = (req, res) => {
+          const host = req.headers.host ?? '';
+          if (!allowedHosts.has(host.toLowerCase())) {
+            respond(res, 400, { isSuccess: false, title: 'Refused', detail: 'Unexpected Host header.' });
+            return;
+          }
+          const url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
+          if (url.pathname !== options.path) {
+            respond(res, 404, { isSuccess: false, title: 'Not found', detail: 'This is the mmauth sign-in listener; nothing lives here.' });
+            return;
+          }
+          if (req.method !== 'GET') {
+            res.setHeader('allow', 'GET');
+            respond(res, 405, { isSuccess: false, title: 'Method not allowed', detail: 'Only GET is served here.' });
+            return;
+          }
+          if (isHandling) {
+            respond(res, 409, { isSuccess: false, title: 'Already handled', detail: 'A sign-in redirect is already being processed.' });
+            return;
+          }
+          isHandling = true;
+          handle(url).then(
+            ({ value, page }) => {
+              respond(res, 200, page);
+              settle(() => resolve(value));
+            },
+            (error: unknown) => {
+              isHandling = false;
+              const detail = error instanceof Error ? error.message : String(error);
+              if (isForeignCallback(error)) {
+                respond(res, 400, { isSuccess: false, title: 'Sign-in not accepted', detail });
+                wait.onRefused?.(detail);
+                return;
+              }
+              respond(res, 200, { isSuccess: false, title: 'Sign-in failed', detail });
+              settle(() => reject(error));
+            },
+          );
+        };
+      });
+    },
+  };
+}
+
+function respond(res: ServerResponse, status: number, page: CallbackPage): void {
+  res.writeHead(status, PAGE_HEADERS);
+  res.end(renderCallbackPage(page));
+}

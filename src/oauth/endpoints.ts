@@ -1,0 +1,58 @@
+import { UsageError } from '../errors.js';
+
+/** The four OAuth endpoints of the service (spec §4), as absolute URLs. */
+export interface Endpoints {
+  /** Base URL as given, without a trailing slash; also used as the issuer identifier. */
+  baseUrl: string;
+  authorize: URL;
+  token: URL;
+  tokenInfo: URL;
+  revoke: URL;
+}
+
+/**
+ * Whether `hostname` (as URL.hostname gives it) is a loopback host: 127.0.0.0/8, `[::1]` or
+ * `localhost` (RFC 8252 §7.3; RFC 6761 §6.3 for `localhost`).
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  if (host === 'localhost' || host === '[::1]' || host === '::1') {
+    return true;
+  }
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * Parses and checks a base URL: it must be absolute `https://`, or `http://` to a loopback host
+ * (spec §4 "Always use SSL"), with no query, fragment or credentials.
+ * Returns the endpoints below it (`{base}/oauth2/authorize` …). Throws UsageError (exit 2).
+ */
+export function resolveEndpoints(baseUrl: string): Endpoints {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new UsageError(`the base URL "${baseUrl}" is not an absolute URL`, {
+      hint: 'pass --base-url https://host (or set MMAUTH_BASE_URL)',
+    });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UsageError(`the base URL must use https, not ${url.protocol.replace(':', '')}`);
+  }
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new UsageError(`refusing plain http to ${url.host}: the base URL must be https unless its host is loopback`, {
+      hint: `use https://${url.host}${url.pathname === '/' ? '' : url.pathname}`,
+    });
+  }
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+    throw new UsageError('the base URL must not carry credentials, a query or a fragment');
+  }
+  const base = url.href.replace(/\/+$/, '');
+  return {
+    baseUrl: base,
+    authorize: new URL(`${base}/oauth2/authorize`),
+    token: new URL(`${base}/oauth2/token`),
+    tokenInfo: new URL(`${base}/oauth2/token/info`),
+    revoke: new URL(`${base}/oauth2/revoke`),
+  };
+}

@@ -1,0 +1,49 @@
+import type * as oauth from 'oauth4webapi';
+import type { HttpFetch } from '../http/http-client.js';
+import type { Endpoints } from './endpoints.js';
+
+/** The server side of a request: its endpoints and the transport to reach them. */
+export interface OAuthPeer {
+  endpoints: Endpoints;
+  fetch: HttpFetch;
+}
+
+/** A registered client (spec §1: registration yields client_id and client_secret). */
+export interface ClientCredentials {
+  clientId: string;
+  /** Undefined for a public client (implicit flow, personal access tokens). */
+  clientSecret: string | undefined;
+}
+
+/** Loads oauth4webapi on first use, so that start-up imports nothing but commander. */
+export function loadOAuth(): Promise<typeof oauth> {
+  return import('oauth4webapi');
+}
+
+/** The authorization server metadata oauth4webapi works from; the issuer is the base URL. */
+export function authorizationServer(endpoints: Endpoints): oauth.AuthorizationServer {
+  return {
+    issuer: endpoints.baseUrl,
+    authorization_endpoint: endpoints.authorize.href,
+    token_endpoint: endpoints.token.href,
+    revocation_endpoint: endpoints.revoke.href,
+  };
+}
+
+/**
+ * Request options for oauth4webapi: mmauth's transport, and plain http allowed only because
+ * resolveEndpoints already limited it to loopback hosts.
+ */
+export function requestOptions(lib: typeof oauth, peer: OAuthPeer): oauth.TokenEndpointRequestOptions {
+  return {
+    [lib.customFetch]: (url: string, init: oauth.CustomFetchOptions<string, unknown>) =>
+      peer.fetch(url, {
+        method: init.method,
+        headers: init.headers,
+        body: typeof init.body === 'string' || init.body instanceof URLSearchParams ? init.body : undefined,
+        redirect: 'manual',
+        signal: init.signal,
+      }),
+    [lib.allowInsecureRequests]: peer.endpoints.token.protocol === 'http:',
+  };
+}

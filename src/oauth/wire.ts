@@ -1,0 +1,56 @@
+/**
+ * Wire shapes of the service's OAuth interface, shared by the client parsers and the emulator.
+ * Field names are as on the wire (snake_case); nothing else crosses this boundary unparsed.
+ */
+
+/** Token endpoint success body (spec §2.2; RFC 6749 §5.1). */
+export interface TokenResponseWire {
+  access_token: string;
+  token_type: string;
+  /** Seconds; absent when the token does not expire by time. */
+  expires_in?: number;
+  /** Space-separated scopes. */
+  scope?: string;
+  refresh_token?: string;
+  /** Unix seconds (Doorkeeper). */
+  created_at?: number;
+}
+
+/** Token info record as the spec gives it (§2.4). */
+export interface TokenInfoSpecWire {
+  resource_owner_id: number | null;
+  scope: string[];
+  /** Remaining lifetime in seconds; null when the token does not expire. */
+  expires_in_seconds: number | null;
+  application: { uid: number };
+  created_at?: number;
+}
+
+/** Token info record as Doorkeeper 5 gives it (server-behaviour.md, token info 2). */
+export interface TokenInfoDoorkeeper5Wire {
+  resource_owner_id: number | null;
+  scope: string[];
+  /** Remaining lifetime in seconds; null when the token does not expire. */
+  expires_in: number | null;
+  application: { uid: string };
+  created_at?: number;
+}
+
+/** Error body of the token, token info and revoke endpoints (RFC 6749 §5.2). */
+export interface OAuthErrorWire {
+  error: string;
+  error_description?: string;
+  state?: string;
+}
+
+/** Scopes the spec names (§2.5); the default is `service`. */
+export const KNOWN_SCOPES = [
+  'service',
+  'userprofile.email',
+  'userprofile.profile',
+  'userinfo.email',
+  'userinfo.profile',
+] as const;
+
+/** The scope requested when none is given (server-behaviour.md, authorize 7). */
+export const DEFAULT_SCOPE = 'service';

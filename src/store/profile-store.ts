@@ -1,0 +1,136 @@
+import { chmodSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { CliError, ExitCode } from '../errors.js';
+import { emptyProfile, parseProfile, ProfileFormatError, serializeProfile, type Profile } from './profile.js';
+
+/** Profiles on disk: one JSON file (mode 0600) in a directory of its own (mode 0700). */
+export interface ProfileStore {
+  /** Absolute path of the config file. */
+  readonly path: string;
+  /** The named profile, or undefined when there is none. Throws StoreError for a bad file. */
+  read(name: string): Profile | undefined;
+  /** Every profile, by name. */
+  list(): Map<string, Profile>;
+  /**
+   * Read-modify-write of one profile: `change` gets the current profile (an empty one when there
+   * is none) and returns the new one, or undefined to delete it. Other profiles are untouched.
+   */
+  update(name: string, change: (current: Profile) => Profile | undefined): Profile | undefined;
+}
+
+/** The config file is unreadable, not JSON, or of the wrong shape: exit 1, file left untouched. */
+export class StoreError extends CliError {
+  constructor(message: string, cause?: unknown) {
+    super(message, ExitCode.failure, {
+      hint: 'fix or move the file aside; mmauth never resets it by itself',
+      cause,
+    });
+  }
+}
+
+/** Where the config lives: MMAUTH_CONFIG_DIR, or the platform's config directory (conf/env-paths). */
+export interface StoreLocation {
+  /** MMAUTH_CONFIG_DIR when set. */
+  configDir: string | undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Opens the profile store through `conf` (loaded here, not at start-up): `config.json` in
+ * MMAUTH_CONFIG_DIR or `~/.config/mmauth` (platform equivalent). The directory is made 0700 and
+ * the file 0600 after every write. A corrupt file throws StoreError and is never rewritten.
+ */
+export async function openProfileStore(location: StoreLocation): Promise<ProfileStore> {
+  const { default: Conf } = await import('conf');
+  let conf: InstanceType<typeof Conf<Record<string, unknown>>>;
+  const where = location.configDir ?? 'the config directory';
+  try {
+    conf = new Conf<Record<string, unknown>>({
+      projectName: 'mmauth',
+      projectSuffix: '',
+      ...(location.configDir === undefined ? {} : { cwd: location.configDir }),
+      configName: 'config',
+      configFileMode: 0o600,
+      accessPropertiesByDotNotation: false,
+      clearInvalidConfig: false,
+      watch: false,
+    });
+  } catch (error) {
+    throw describeReadFailure(`${where}/config.json`, error);
+  }
+  const path = conf.path;
+  const secureDirectory = () => {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    chmodSync(dirname(path), 0o700);
+  };
+  secureDirectory();
+
+  const readAll = (): Record<string, unknown> => {
+    let store: Record<string, unknown>;
+    try {
+      store = conf.store;
+    } catch (error) {
+      throw describeReadFailure(path, error);
+    }
+    const profiles = store.profiles ?? {};
+    if (!isRecord(profiles)) {
+      throw new StoreError(`config file ${path} is malformed: "profiles" must be an object`);
+    }
+    return profiles;
+  };
+  const parse = (name: string, json: unknown): Profile => {
+    try {
+      return parseProfile(json, `profiles.${name}`);
+    } catch (error) {
+      if (error instanceof ProfileFormatError) {
+        throw new StoreError(`config file ${path} is malformed: ${error.message}`, error);
+      }
+      throw error;
+    }
+  };
+
+  return {
+    path,
+    read(name) {
+      const raw = readAll()[name];
+      return raw === undefined ? undefined : parse(name, raw);
+    },
+    list() {
+      const profiles = new Map<string, Profile>();
+      for (const [name, raw] of Object.entries(readAll())) {
+        profiles.set(name, parse(name, raw));
+      }
+      return profiles;
+    },
+    update(name, change) {
+      const all = readAll();
+      const raw = all[name];
+      const next = change(raw === undefined ? emptyProfile() : parse(name, raw));
+      const profiles: Record<string, unknown> = { ...all };
+      if (next === undefined) {
+        delete profiles[name];
+      } else {
+        profiles[name] = serializeProfile(next);
+      }
+      secureDirectory();
+      try {
+        conf.set('profiles', profiles);
+        chmodSync(path, 0o600);
+      } catch (error) {
+        throw new StoreError(`cannot write config file ${path}: ${error instanceof Error ? error.message : String(error)}`, error);
+      }
+      return next;
+    },
+  };
+}
+
+function describeReadFailure(path: string, error: unknown): StoreError {
+  if (error instanceof SyntaxError) {
+    return new StoreError(`config file ${path} is not valid JSON (${error.message})`, error);
+  }
+  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+  return new StoreError(`cannot read config file ${path}${code ? ` (${code})` : ''}`, error);
+}

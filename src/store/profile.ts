@@ -1,0 +1,136 @@
+import { UsageError } from '../errors.js';
+
+/** How a stored token was obtained. */
+export type Grant = 'authorization_code' | 'client_credentials' | 'implicit' | 'personal';
+
+const GRANTS: readonly Grant[] = ['authorization_code', 'client_credentials', 'implicit', 'personal'];
+
+/** A token as kept on disk. */
+export interface StoredToken {
+  accessToken: string;
+  /** Lower-cased token type, `bearer`. */
+  tokenType: string;
+  /** Space-separated granted scopes, when the server said. */
+  scope: string | undefined;
+  grant: Grant;
+  /** When mmauth received it, ISO 8601. */
+  obtainedAt: string;
+  /** Absolute expiry, ISO 8601; undefined when the server sent no `expires_in` (no expiry). */
+  expiresAt: string | undefined;
+}
+
+/** A named set of settings plus at most one token. */
+export interface Profile {
+  baseUrl: string | undefined;
+  clientId: string | undefined;
+  clientSecret: string | undefined;
+  /** Space-separated scopes to request by default. */
+  scope: string | undefined;
+  /** A fixed loopback redirect URI given with --redirect-uri, if any. */
+  redirectUri: string | undefined;
+  token: StoredToken | undefined;
+}
+
+/** A profile with nothing in it. */
+export function emptyProfile(): Profile {
+  return { baseUrl: undefined, clientId: undefined, clientSecret: undefined, scope: undefined, redirectUri: undefined, token: undefined };
+}
+
+/** Profile names: letters, digits, `.`, `_`, `-`, 1 to 64 characters (issue contract). */
+export function assertProfileName(name: string): string {
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) {
+    throw new UsageError(`invalid profile name "${name}"`, {
+      hint: 'use letters, digits, ".", "_" or "-", at most 64 characters (--profile / MMAUTH_PROFILE)',
+    });
+  }
+  return name;
+}
+
+/** Thrown by parseProfile for a field of the wrong shape; the store adds the file name. */
+export class ProfileFormatError extends Error {}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function optionalString(record: Record<string, unknown>, key: string, where: string): string | undefined {
+  const value = record[key];
+  if (value === undefined || value === null) {
+    return undefined;
+  }
+  if (typeof value !== 'string') {
+    throw new ProfileFormatError(`${where}.${key} must be a string`);
+  }
+  return value;
+}
+
+function requiredString(record: Record<string, unknown>, key: string, where: string): string {
+  const value = optionalString(record, key, where);
+  if (value === undefined) {
+    throw new ProfileFormatError(`${where}.${key} is missing`);
+  }
+  return value;
+}
+
+/** Reads one profile from its on-disk JSON form (snake_case keys). Throws ProfileFormatError. */
+export function parseProfile(json: unknown, where: string): Profile {
+  if (!isRecord(json)) {
+    throw new ProfileFormatError(`${where} must be an object`);
+  }
+  let token: StoredToken | undefined;
+  if (json.token !== undefined && json.token !== null) {
+    const t = json.token;
+    if (!isRecord(t)) {
+      throw new ProfileFormatError(`${where}.token must be an object`);
+    }
+    const grant = requiredString(t, 'grant', `${where}.token`);
+    const knownGrant = GRANTS.find((g) => g === grant);
+    if (knownGrant === undefined) {
+      throw new ProfileFormatError(`${where}.token.grant "${grant}" is unknown`);
+    }
+    token = {
+      accessToken: requiredString(t, 'access_token', `${where}.token`),
+      tokenType: requiredString(t, 'token_type', `${where}.token`),
+      scope: optionalString(t, 'scope', `${where}.token`),
+      grant: knownGrant,
+      obtainedAt: requiredString(t, 'obtained_at', `${where}.token`),
+      expiresAt: optionalString(t, 'expires_at', `${where}.token`),
+    };
+  }
+  return {
+    baseUrl: optionalString(json, 'base_url', where),
+    clientId: optionalString(json, 'client_id', where),
+    clientSecret: optionalString(json, 'client_secret', where),
+    scope: optionalString(json, 'scope', where),
+    redirectUri: optionalString(json, 'redirect_uri', where),
+    token,
+  };
+}
+
+/** The on-disk JSON form of a profile: snake_case keys, undefined fields left out. */
+export function serializeProfile(profile: Profile): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const put = (key: string, value: unknown) => {
+    if (value !== undefined) {
+      out[key] = value;
+    }
+  };
+  put('base_url', profile.baseUrl);
+  put('client_id', profile.clientId);
+  put('client_secret', profile.clientSecret);
+  put('scope', profile.scope);
+  put('redirect_uri', profile.redirectUri);
+  if (profile.token !== undefined) {
+    const t = profile.token;
+    const token: Record<string, unknown> = {
+      access_token: t.accessToken,
+      token_type: t.tokenType,
+      grant: t.grant,
+      obtained_at: t.obtainedAt,
+    };
+    if (t.scope !== undefined) token.scope = t.scope;
+    if (t.expiresAt !== undefined) token.expires_at = t.expiresAt;
+    out.token = token;
+  }
+  return out;
+}

@@ -1,0 +1,69 @@
+/** Where output goes: stdout carries data only; every human message goes to stderr. */
+export interface OutputStreams {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+/** What commands print through. The only importer of chalk. */
+export interface Output {
+  /** One line of data on stdout (a bare token, a header). */
+  data(line: string): void;
+  /** One JSON document on stdout, pretty-printed, snake_case keys as given. */
+  json(value: unknown): void;
+  /** A plain human line on stderr. */
+  info(line: string): void;
+  /** A success line on stderr (green ✓ on a colour terminal). */
+  success(line: string): void;
+  /** A warning on stderr (yellow). */
+  warn(line: string): void;
+  /** An error line on stderr (red `error:`), with an optional dimmed hint line. */
+  error(line: string, hint?: string): void;
+  /** A label: value line on stderr, the label dimmed. */
+  field(label: string, value: string): void;
+  /** Writes raw text to stderr (progress indicators). */
+  raw(text: string): void;
+  /** Whether stderr is a terminal (progress may redraw lines). */
+  readonly isTerminal: boolean;
+}
+
+interface Paint {
+  green(text: string): string;
+  yellow(text: string): string;
+  red(text: string): string;
+  dim(text: string): string;
+  bold(text: string): string;
+}
+
+const plain: Paint = { green: (t) => t, yellow: (t) => t, red: (t) => t, dim: (t) => t, bold: (t) => t };
+
+/**
+ * Creates the Output. Colour only when stderr is a TTY and NO_COLOR is unset or empty
+ * (no-color.org); chalk is imported only then, so non-interactive runs never load it.
+ */
+export async function createOutput(streams: OutputStreams, env: NodeJS.ProcessEnv): Promise<Output> {
+  const isTerminal = streams.stderr.isTTY === true;
+  const isColour = isTerminal && (env.NO_COLOR ?? '') === '';
+  let paint = plain;
+  if (isColour) {
+    const { Chalk, supportsColorStderr } = await import('chalk');
+    const chalk = new Chalk({ level: supportsColorStderr === false ? 1 : supportsColorStderr.level });
+    paint = chalk;
+  }
+  const err = (line: string) => streams.stderr.write(`${line}\n`);
+  return {
+    isTerminal,
+    data: (line) => streams.stdout.write(`${line}\n`),
+    json: (value) => streams.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
+    info: err,
+    success: (line) => err(`${paint.green('✓')} ${line}`),
+    warn: (line) => err(`${paint.yellow('!')} ${paint.yellow(line)}`),
+    error: (line, hint) => {
+      err(`${paint.red(paint.bold('error:'))} ${line}`);
+      if (hint !== undefined) {
+        err(paint.dim(`  ${hint}`));
+      }
+    },
+    field: (label, value) => err(`  ${paint.dim(`${label}:`.padEnd(14))} ${value}`),
+    raw: (text) => streams.stderr.write(text),
+  };
+}
