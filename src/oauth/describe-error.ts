@@ -76,18 +76,28 @@ export async function describeOAuthFailure(lib: typeof oauth, endpoint: string, 
   return new ServerError(`${endpoint}: ${failure instanceof Error ? failure.message : String(failure)}`, { cause: failure });
 }
 
+/** An HTTP status that is neither success nor an OAuth error body; `status` is the HTTP status. */
+export class UnexpectedStatusError extends ServerError {
+  readonly status: number;
+
+  constructor(message: string, status: number, options: { hint?: string } = {}) {
+    super(message, options);
+    this.status = status;
+  }
+}
+
 /** A status that is neither success nor an OAuth error body: 5xx, 3xx, an HTML 4xx. Exit 1. */
-export function statusError(endpoint: string, status: number): ServerError {
+export function statusError(endpoint: string, status: number): UnexpectedStatusError {
   if (status >= 300 && status < 400) {
-    return new ServerError(`${endpoint} answered with a redirect (HTTP ${status}); mmauth does not follow redirects on OAuth endpoints`, {
+    return new UnexpectedStatusError(`${endpoint} answered with a redirect (HTTP ${status}); mmauth does not follow redirects on OAuth endpoints`, status, {
       hint: 'check --base-url: it must be the server\'s own address',
     });
   }
   if (status >= 500) {
-    return new ServerError(`${endpoint} failed on the server side (HTTP ${status})`, { hint: 'try again later' });
+    return new UnexpectedStatusError(`${endpoint} failed on the server side (HTTP ${status})`, status, { hint: 'try again later' });
   }
   if (status === 404) {
-    return new ServerError(`${endpoint} does not exist (HTTP 404)`, { hint: 'check --base-url: the endpoints are under {base}/oauth2/' });
+    return new UnexpectedStatusError(`${endpoint} does not exist (HTTP 404)`, status, { hint: 'check --base-url: the endpoints are under {base}/oauth2/' });
   }
-  return new ServerError(`${endpoint} answered HTTP ${status} without an OAuth error body`);
+  return new UnexpectedStatusError(`${endpoint} answered HTTP ${status} without an OAuth error body`, status);
 }

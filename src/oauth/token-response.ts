@@ -17,7 +17,8 @@ export async function judgeTokenResponse(
   try {
     await process(response);
   } catch (failure) {
-    await untouched.body?.cancel();
+    // Not awaited: cancelling one branch of a tee'd body settles only when the other is done too.
+    untouched.body?.cancel().catch(() => undefined);
     throw await describeOAuthFailure(lib, 'the token endpoint', failure);
   }
   return parseTokenResponse(await untouched.json());

@@ -1,0 +1,183 @@
+import { InvalidArgumentError, type Command, type OptionValues } from '@commander-js/extra-typings';
+import type { AppContext } from '../context.js';
+import { AuthError, UsageError } from '../errors.js';
+import { resolveEndpoints, type Endpoints } from '../oauth/endpoints.js';
+import type { TokenResponse } from '../oauth/parse.js';
+import type { OAuthPeer } from '../oauth/peer.js';
+import { assertProfileName, type Grant, type Profile, type StoredToken } from '../store/profile.js';
+import type { ProfileStore } from '../store/profile-store.js';
+import { formatInstant } from '../ui/format.js';
+
+/** Options every client command has. */
+export interface CommonOptions {
+  baseUrl?: string;
+  profile?: string;
+  /** Seconds. */
+  timeout: number;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+/** Parses a whole number of seconds for commander; `min` is the smallest accepted value. */
+export function parseSeconds(min: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > 86_400 * 365) {
+      throw new InvalidArgumentError(`expected a whole number of seconds ≥ ${min}`);
+    }
+    return Number(value);
+  };
+}
+
+/** Adds --base-url, --profile, --timeout, --json and --verbose (the contract's common options). */
+export function withCommonOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
+  return command
+    .option('--base-url <url>', 'service base URL, https unless loopback (env MMAUTH_BASE_URL)')
+    .option('--profile <name>', 'profile to use (env MMAUTH_PROFILE; default "default")')
+    .option('--timeout <seconds>', 'bound on each HTTP request', parseSeconds(1), 30)
+    .option('--json', 'print one JSON document on stdout')
+    .option('--verbose', 'show details and stack traces on errors');
+}
+
+/** Adds --client-id, --client-secret-file and --client-secret-stdin. No option takes the secret itself. */
+export function withClientOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
+  return command
+    .option('--client-id <id>', 'registered client id (env MMAUTH_CLIENT_ID)')
+    .option('--client-secret-file <path>', 'read the client secret from this file (or set MMAUTH_CLIENT_SECRET)')
+    .option('--client-secret-stdin', 'read the client secret from standard input');
+}
+
+/** Flag > environment > stored profile: the first non-empty value. */
+export function pickSetting(flag: string | undefined, fromEnv: string | undefined, stored: string | undefined): string | undefined {
+  for (const value of [flag, fromEnv, stored]) {
+    if (value !== undefined && value.trim() !== '') {
+      return value.trim();
+    }
+  }
+  return undefined;
+}
+
+/** The selected profile's name: --profile > MMAUTH_PROFILE > `default`. Throws UsageError. */
+export function resolveProfileName(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  return assertProfileName(pickSetting(flag, env.MMAUTH_PROFILE, undefined) ?? 'default');
+}
+
+/** Resolved settings of a client command: profile, store, endpoints and transport. */
+export interface Session {
+  profileName: string;
+  /** The stored profile, undefined when there is none yet. */
+  profile: Profile | undefined;
+  store: ProfileStore;
+  endpoints: Endpoints;
+  peer: OAuthPeer;
+}
+
+/**
+ * Opens the store, reads the selected profile and resolves the base URL (flag > MMAUTH_BASE_URL >
+ * profile), checking https-unless-loopback. Throws UsageError (exit 2) when there is no base URL.
+ */
+export async function openSession(options: CommonOptions, ctx: AppContext): Promise<Session> {
+  const profileName = resolveProfileName(options.profile, ctx.env);
+  const store = await ctx.openStore();
+  const profile = store.read(profileName);
+  const baseUrl = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, profile?.baseUrl);
+  if (baseUrl === undefined) {
+    throw new UsageError('no base URL', { hint: 'pass --base-url https://host or set MMAUTH_BASE_URL' });
+  }
+  const endpoints = resolveEndpoints(baseUrl);
+  return { profileName, profile, store, endpoints, peer: { endpoints, fetch: ctx.http(options.timeout * 1000).fetch } };
+}
+
+/** The client id: flag > MMAUTH_CLIENT_ID > profile. Throws UsageError naming both when absent. */
+export function requireClientId(flag: string | undefined, ctx: AppContext, profile: Profile | undefined): string {
+  const clientId = pickSetting(flag, ctx.env.MMAUTH_CLIENT_ID, profile?.clientId);
+  if (clientId === undefined) {
+    throw new UsageError('no client id', { hint: 'pass --client-id ID or set MMAUTH_CLIENT_ID' });
+  }
+  return clientId;
+}
+
+/** Options that can carry the client secret (never as an argv value). */
+export interface SecretOptions {
+  clientSecretFile?: string;
+  clientSecretStdin?: boolean;
+}
+
+const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file PATH or --client-secret-stdin';
+
+/**
+ * The client secret: --client-secret-file > --client-secret-stdin > MMAUTH_CLIENT_SECRET > the
+ * stored profile > a masked prompt on a TTY. Trailing newlines are dropped. Throws UsageError
+ * (exit 2) when both flags are given, the value is empty, or it is missing with no TTY to ask on.
+ */
+export async function resolveClientSecret(options: SecretOptions, ctx: AppContext, profile: Profile | undefined): Promise<string> {
+  if (options.clientSecretFile !== undefined && options.clientSecretStdin === true) {
+    throw new UsageError('--client-secret-file and --client-secret-stdin exclude each other');
+  }
+  let secret: string | undefined;
+  if (options.clientSecretFile !== undefined) {
+    try {
+      secret = await ctx.readTextFile(options.clientSecretFile);
+    } catch (error) {
+      throw new UsageError(`cannot read the client secret file ${options.clientSecretFile}`, { cause: error });
+    }
+  } else if (options.clientSecretStdin === true) {
+    secret = await ctx.readStdin();
+  } else {
+    secret = pickSetting(undefined, ctx.env.MMAUTH_CLIENT_SECRET, profile?.clientSecret) ?? (await ctx.prompter.secret('Client secret:', SECRET_SOURCES));
+  }
+  secret = secret.replace(/[\r\n]+$/, '');
+  if (secret === '' || /[\r\n]/.test(secret)) {
+    throw new UsageError('the client secret is empty or spans several lines', { hint: `provide it with ${SECRET_SOURCES}` });
+  }
+  return secret;
+}
+
+/** The scope to request: flag > profile > `service` (space-separated; commas refused). */
+export function resolveScope(flag: string | undefined, profile: Profile | undefined, fallback: string): string {
+  const scope = (pickSetting(flag, undefined, profile?.scope) ?? fallback).split(/\s+/).filter(Boolean).join(' ');
+  if (scope.includes(',')) {
+    throw new UsageError(`invalid scope "${scope}": scopes are separated by spaces, not commas`, { hint: 'e.g. --scope "service userinfo.email"' });
+  }
+  return scope;
+}
+
+/** A token endpoint answer as a record to store, with absolute expiry (spec §2.2, §8). */
+export function toStoredToken(response: TokenResponse, grant: Grant, nowMs: number, requestedScope: string): StoredToken {
+  return {
+    accessToken: response.accessToken,
+    tokenType: response.tokenType,
+    // RFC 6749 §5.1: an omitted scope means the requested scope was granted.
+    scope: response.scope ?? requestedScope,
+    grant,
+    obtainedAt: new Date(nowMs).toISOString(),
+    expiresAt: response.expiresInS === undefined ? undefined : new Date(nowMs + response.expiresInS * 1000).toISOString(),
+  };
+}
+
+/** The token to act on: MMAUTH_TOKEN, else the profile's. Throws AuthError "not logged in" (exit 4). */
+export function requireToken(ctx: AppContext, profileName: string, profile: Profile | undefined): { accessToken: string; stored: StoredToken | undefined } {
+  const fromEnv = ctx.env.MMAUTH_TOKEN?.trim();
+  if (fromEnv) {
+    return { accessToken: fromEnv, stored: profile?.token?.accessToken === fromEnv ? profile.token : undefined };
+  }
+  if (profile?.token === undefined) {
+    throw new AuthError(`not logged in: profile "${profileName}" has no stored token`, {
+      hint: 'run `mmauth login` or `mmauth client-credentials` first (or set MMAUTH_TOKEN)',
+    });
+  }
+  return { accessToken: profile.token.accessToken, stored: profile.token };
+}
+
+/** The JSON document login and client-credentials print (wire names, snake_case). */
+export function tokenJson(token: StoredToken, profileName: string, nowMs: number): Record<string, unknown> {
+  const expiresAtMs = token.expiresAt === undefined ? undefined : Date.parse(token.expiresAt);
+  return {
+    access_token: token.accessToken,
+    token_type: token.tokenType,
+    scope: token.scope ?? null,
+    expires_in: expiresAtMs === undefined ? null : Math.max(0, Math.round((expiresAtMs - nowMs) / 1000)),
+    expires_at: expiresAtMs === undefined ? null : formatInstant(expiresAtMs),
+    grant: token.grant,
+    profile: profileName,
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * A small headless user agent for the demo and the tests, given to `mmauth login` through BROWSER:
+ * it opens the authorization URL, signs in, presses Allow (or Deny), follows redirects with a
+ * cookie jar, and stops at the redirect URI. It understands plain HTML forms: the emulator's pages
+ * and oidc-provider's development interaction pages. It runs no JavaScript.
+ *
+ *   BROWSER="node dist/demo/headless-browser.js" mmauth login …
+ *   env: MMAUTH_AGENT_LOGIN (demo), MMAUTH_AGENT_PASSWORD (demo), MMAUTH_AGENT_DECISION (allow|deny)
+ */
+import { pathToFileURL } from 'node:url';
+
+/** What the agent does on the pages. */
+export interface AgentOptions {
+  login: string;
+  password: string;
+  decision: 'allow' | 'deny';
+  /** Receives one line per step (method, URL without query, status). */
+  log: (line: string) => void;
+  /** Bound on the whole run, in ms. */
+  timeoutMs: number;
+}
+
+/** Where the run ended: the last URL and what its page said. */
+export interface AgentResult {
+  finalUrl: string;
+  status: number;
+  body: string;
+}
+
+interface HtmlForm {
+  attrs: Record<string, string>;
+  html: string;
+}
+
+function decodeEntities(text: string): string {
+  return text.replace(/&(#x?[0-9a-f]+|amp|lt|gt|quot|apos);/gi, (_, entity: string) => {
+    const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+    const lower = entity.toLowerCase();
+    if (named[lower] !== undefined) return named[lower];
+    return String.fromCodePoint(lower.startsWith('#x') ? parseInt(lower.slice(2), 16) : parseInt(lower.slice(1), 10));
+  });
+}
+
+function parseAttributes(tag: string): Record<string, string> {
+  const attrs: Record<string, string> = {};
+  for (const match of tag.matchAll(/([a-zA-Z_:][-a-zA-Z0-9_:.]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)))?/g)) {
+    const name = match[1];
+    if (name !== undefined) attrs[name.toLowerCase()] = decodeEntities(match[2] ?? match[3] ?? match[4] ?? '');
+  }
+  return attrs;
+}
+
+function findForms(html: string): HtmlForm[] {
+  return [...html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)].map((m) => ({ attrs: parseAttributes(m[1] ?? ''), html: m[2] ?? '' }));
+}
+
+/** The fields a browser would submit for `form`, with the given button pressed. */
+function formFields(form: HtmlForm, fill: Record<string, string>): URLSearchParams {
+  const fields = new URLSearchParams();
+  for (const match of form.html.matchAll(/<input\b([^>]*)>/gi)) {
+    const attrs = parseAttributes(match[1] ?? '');
+    if (attrs.name === undefined) continue;
+    fields.append(attrs.name, fill[attrs.name] ?? attrs.value ?? '');
+  }
+  const button = /<button\b([^>]*)>/i.exec(form.html);
+  const buttonAttrs = button === null ? {} : parseAttributes(button[1] ?? '');
+  if (buttonAttrs.name !== undefined) fields.append(buttonAttrs.name, buttonAttrs.value ?? '');
+  return fields;
+}
+
+/**
+ * Runs the agent from `startUrl` until a response comes from an origin other than the
+ * authorization server's (the redirect URI), then returns it. Throws when a page has nothing it
+ * understands, after 25 steps, or after `timeoutMs`.
+ */
+export async function runHeadlessBrowser(startUrl: string, options: AgentOptions): Promise<AgentResult> {
+  const serverOrigin = new URL(startUrl).origin;
+  const cookies = new Map<string, string>();
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  let request: { url: string; method: 'GET' | 'POST'; body?: URLSearchParams } = { url: startUrl, method: 'GET' };
+  for (let step = 0; step < 25; step++) {
+    const url = new URL(request.url);
+    const isServer = url.origin === serverOrigin;
+    const headers: Record<string, string> = {};
+    if (isServer && cookies.size > 0) headers.cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (request.body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const response = await fetch(url, { method: request.method, headers, redirect: 'manual', signal, ...(request.body === undefined ? {} : { body: request.body }) });
+    options.log(`${request.method} ${url.origin}${url.pathname} → ${response.status}`);
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair] = cookie.split(';');
+      const eq = pair?.indexOf('=') ?? -1;
+      if (pair !== undefined && eq > 0) cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
+    }
+    const body = await response.text();
+    if (!isServer) {
+      return { finalUrl: url.href, status: response.status, body };
+    }
+    const location = response.headers.get('location');
+    if (response.status >= 300 && response.status < 400 && location !== null) {
+      request = { url: new URL(location, url).href, method: 'GET' };
+      continue;
+    }
+    request = nextRequest(url, body, options);
+  }
+  throw new Error('gave up after 25 steps without reaching the redirect URI');
+}
+
+function nextRequest(pageUrl: URL, html: string, options: AgentOptions): { url: string; method: 'GET' | 'POST'; body?: URLSearchParams } {
+  const forms = findForms(html);
+  const submit = (form: HtmlForm, fill: Record<string, string> = {}) => ({
+    url: new URL(form.attrs.action ?? pageUrl.href, pageUrl).href,
+    method: (form.attrs.method ?? 'get').toUpperCase() === 'POST' ? ('POST' as const) : ('GET' as const),
+    body: formFields(form, fill),
+  });
+  const cancel = /<a\s[^>]*href="([^"]*)"[^>]*>\s*\[ Cancel \]\s*<\/a>/i.exec(html);
+  if (options.decision === 'deny' && cancel?.[1] !== undefined && !/id="deny"/.test(html)) {
+    return { url: new URL(decodeEntities(cancel[1]), pageUrl).href, method: 'GET' };
+  }
+  const login = forms.find((form) => /type="password"/i.test(form.html));
+  if (login !== undefined) {
+    return submit(login, { login: options.login, password: options.password });
+  }
+  const deny = forms.find((form) => /name="_method"\s+value="delete"/i.test(form.html) || form.attrs.id === 'deny-form');
+  const allow = forms.find((form) => form !== deny);
+  const chosen = options.decision === 'deny' ? deny : allow;
+  if (chosen === undefined) {
+    const error = /<p id="error"[^>]*>([^<]*)</.exec(html)?.[1];
+    throw new Error(`no ${options.decision} form on ${pageUrl.origin}${pageUrl.pathname}${error === undefined ? '' : `: ${decodeEntities(error)}`}`);
+  }
+  return submit(chosen);
+}
+
+async function main(): Promise<void> {
+  const url = process.argv[process.argv.length - 1];
+  if (url === undefined || !/^https?:\/\//.test(url)) {
+    process.stderr.write('usage: headless-browser.js URL\n');
+    process.exit(2);
+  }
+  const decision = process.env.MMAUTH_AGENT_DECISION === 'deny' ? 'deny' : 'allow';
+  try {
+    const result = await runHeadlessBrowser(url, {
+      login: process.env.MMAUTH_AGENT_LOGIN ?? 'demo',
+      password: process.env.MMAUTH_AGENT_PASSWORD ?? 'demo',
+      decision,
+      log: (line) => process.stderr.write(`[headless-browser] ${line}\n`),
+      timeoutMs: 30_000,
+    });
+    const verdict = /data-result="(\w+)"/.exec(result.body)?.[1] ?? 'unknown';
+    process.stderr.write(`[headless-browser] the redirect URI answered ${result.status}, page result: ${verdict}\n`);
+  } catch (error) {
+    process.stderr.write(`[headless-browser] ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  void main();
+}

@@ -1,0 +1,90 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequestHandler, type EmulatorFlavor, type ObservedRequest } from './handler.js';
+import { EmulatorState, randomToken, type EmulatorClient } from './state.js';
+
+/** Options of startEmulator; every field is optional. */
+export interface EmulatorOptions {
+  /** TCP port on 127.0.0.1; 0 (default) picks a free one. */
+  port?: number;
+  /** Access token lifetime in seconds (default 7200, Doorkeeper's); 0: tokens never expire. */
+  tokenTtlS?: number;
+  /** Approve every valid authorization request without sign-in or consent pages. */
+  autoApprove?: boolean;
+  /** `spec` (default): the spec's token info fields, revoke always 200. `doorkeeper5`: Doorkeeper 5's. */
+  flavor?: EmulatorFlavor;
+  /** The demo client's id (default `mmauth-demo`). */
+  clientId?: string;
+  /** The demo client's secret (default: random). */
+  clientSecret?: string;
+  /** The demo user's password (default `demo`). */
+  userPassword?: string;
+  /** Clock in epoch ms (default Date.now), for tests of expiry. */
+  nowMs?: () => number;
+  /** Called with every request received, for tests that check what a client sent. */
+  onRequest?: (request: ObservedRequest) => void;
+}
+
+/** A running emulator. */
+export interface Emulator {
+  /** `http://127.0.0.1:PORT`; the endpoints are under `/oauth2/`. */
+  baseUrl: string;
+  port: number;
+  /** The seeded confidential client; its redirect URI accepts any port (RFC 8252 §7.3). */
+  client: { uid: number; clientId: string; clientSecret: string; redirectUri: string };
+  /** The seeded resource owner for the sign-in page. */
+  user: { id: number; login: string; password: string };
+  /** A personal access token of the seeded user; scopes `service userinfo.email`; no expiry. */
+  personalAccessToken: string;
+  /** The in-memory state, for tests (sizes, clock). */
+  state: EmulatorState;
+  /** Stops listening and drops open connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts an emulator of the service's OAuth interface (spec §4) on 127.0.0.1, seeded with a
+ * confidential client (redirect URI `http://127.0.0.1/callback`), a user and a personal access
+ * token. Rejects when the port is taken (EADDRINUSE).
+ */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const state = new EmulatorState({ tokenTtlS: options.tokenTtlS ?? 7200, nowMs: options.nowMs ?? Date.now });
+  const demoClient: EmulatorClient & { clientSecret: string } = {
+    uid: 1,
+    clientId: options.clientId ?? 'mmauth-demo',
+    clientSecret: options.clientSecret ?? randomToken(),
+    name: 'mmauth demo client',
+    redirectUris: ['http://127.0.0.1/callback'],
+  };
+  const personalTokens: EmulatorClient = { uid: 2, clientId: 'personal-access-tokens', clientSecret: undefined, name: 'Personal access tokens', redirectUris: [] };
+  state.clients.set(demoClient.clientId, demoClient);
+  state.clients.set(personalTokens.clientId, personalTokens);
+  const user = { id: 42, login: 'demo', password: options.userPassword ?? 'demo' };
+  state.users.set(user.id, user);
+  const pat = state.issueToken({ client: personalTokens, ownerId: user.id, scopes: ['service', 'userinfo.email'], grant: 'personal' }, 0);
+
+  const server = createServer(createRequestHandler({ state, autoApprove: options.autoApprove === true, flavor: options.flavor ?? 'spec', onRequest: options.onRequest }));
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | undefined;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    port,
+    client: { uid: demoClient.uid, clientId: demoClient.clientId, clientSecret: demoClient.clientSecret, redirectUri: 'http://127.0.0.1/callback' },
+    user,
+    personalAccessToken: pat.token,
+    state,
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
+  };
+}

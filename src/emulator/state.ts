@@ -1,0 +1,192 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** A registered client application (spec §1). */
+export interface EmulatorClient {
+  /** Integer application id, shown as `application.uid` in the spec's token info. */
+  uid: number;
+  clientId: string;
+  /** Undefined for a public client. */
+  clientSecret: string | undefined;
+  name: string;
+  /** Registered redirect URIs; loopback IP literals match on any port (RFC 8252 §7.3). */
+  redirectUris: string[];
+}
+
+/** A resource owner who can sign in on the emulator's login page. */
+export interface EmulatorUser {
+  id: number;
+  login: string;
+  password: string;
+}
+
+/** How a token was minted. */
+export type EmulatorGrant = 'authorization_code' | 'implicit' | 'client_credentials' | 'personal';
+
+/** An access token the emulator issued. */
+export interface AccessTokenRecord {
+  token: string;
+  client: EmulatorClient;
+  /** Null for client credentials tokens. */
+  ownerId: number | null;
+  scopes: string[];
+  grant: EmulatorGrant;
+  createdAtMs: number;
+  /** Undefined: no expiry by time. */
+  expiresAtMs: number | undefined;
+}
+
+/** An authorization code (spec §2.1): 10 minutes, single use. */
+export interface CodeRecord {
+  code: string;
+  client: EmulatorClient;
+  ownerId: number;
+  redirectUri: string;
+  scopes: string[];
+  /** PKCE challenge (RFC 7636 §4.3) when one was sent. */
+  challenge: { value: string; method: 'S256' | 'plain' } | undefined;
+  expiresAtMs: number;
+}
+
+/** A browser session on the emulator's pages (cookie), with its signed-in user. */
+export interface BrowserSession {
+  id: string;
+  userId: number | undefined;
+  /** Per-form CSRF tokens (Doorkeeper renders one per form). */
+  csrfTokens: Set<string>;
+  lastSeenMs: number;
+}
+
+/** Options of the in-memory state. */
+export interface EmulatorStateOptions {
+  /** Access token lifetime in seconds; 0 for tokens that never expire. */
+  tokenTtlS: number;
+  nowMs: () => number;
+}
+
+/** Authorization code lifetime (spec §2.1, §8): 10 minutes. */
+export const CODE_TTL_MS = 600_000;
+const SESSION_TTL_MS = 3_600_000;
+const PURGE_INTERVAL_MS = 1_000;
+
+/** A random URL-safe token with 256 bits of entropy (43 characters). */
+export function randomToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** Compares two secrets in constant time. */
+export function secretsEqual(a: string, b: string): boolean {
+  const left = createHash('sha256').update(a).digest();
+  const right = createHash('sha256').update(b).digest();
+  return timingSafeEqual(left, right);
+}
+
+/**
+ * The emulator's memory: clients, users, codes, tokens and browser sessions. Expired codes,
+ * tokens and sessions are dropped (at most once a second, on use), so memory stays bounded.
+ */
+export class EmulatorState {
+  readonly clients = new Map<string, EmulatorClient>();
+  readonly users = new Map<number, EmulatorUser>();
+  readonly tokenTtlS: number;
+  readonly nowMs: () => number;
+  private readonly codes = new Map<string, CodeRecord>();
+  private readonly tokens = new Map<string, AccessTokenRecord>();
+  private readonly sessions = new Map<string, BrowserSession>();
+  private lastPurgeMs = 0;
+
+  constructor(options: EmulatorStateOptions) {
+    this.tokenTtlS = options.tokenTtlS;
+    this.nowMs = options.nowMs;
+  }
+
+  /** Counts of what is held, for tests and load checks. */
+  sizes(): { codes: number; tokens: number; sessions: number } {
+    return { codes: this.codes.size, tokens: this.tokens.size, sessions: this.sessions.size };
+  }
+
+  /** Finds a user by login and password (constant-time password comparison). */
+  authenticateUser(login: string, password: string): EmulatorUser | undefined {
+    for (const user of this.users.values()) {
+      if (user.login === login && secretsEqual(user.password, password)) {
+        return user;
+      }
+    }
+    return undefined;
+  }
+
+  /** Issues an authorization code (spec §2.1). */
+  issueCode(record: Omit<CodeRecord, 'code' | 'expiresAtMs'>): CodeRecord {
+    this.purge();
+    const code: CodeRecord = { ...record, code: randomToken(), expiresAtMs: this.nowMs() + CODE_TTL_MS };
+    this.codes.set(code.code, code);
+    return code;
+  }
+
+  /** A code that is unused and within its 10 minutes, or undefined. */
+  findCode(code: string): CodeRecord | undefined {
+    const record = this.codes.get(code);
+    if (record === undefined || record.expiresAtMs <= this.nowMs()) {
+      return undefined;
+    }
+    return record;
+  }
+
+  /** Burns a code after a successful exchange (spec §2.1: not reusable). */
+  consumeCode(code: string): void {
+    this.codes.delete(code);
+  }
+
+  /** Mints an access token; `ttlS` overrides the default lifetime (0: no expiry). */
+  issueToken(record: Omit<AccessTokenRecord, 'token' | 'createdAtMs' | 'expiresAtMs'>, ttlS = this.tokenTtlS, token = randomToken()): AccessTokenRecord {
+    this.purge();
+    const nowMs = this.nowMs();
+    const issued: AccessTokenRecord = { ...record, token, createdAtMs: nowMs, expiresAtMs: ttlS > 0 ? nowMs + ttlS * 1000 : undefined };
+    this.tokens.set(token, issued);
+    return issued;
+  }
+
+  /** A token that is neither expired nor revoked (spec §3 rule 2), or undefined. */
+  findActiveToken(token: string): AccessTokenRecord | undefined {
+    const record = this.tokens.get(token);
+    if (record === undefined || (record.expiresAtMs !== undefined && record.expiresAtMs <= this.nowMs())) {
+      return undefined;
+    }
+    return record;
+  }
+
+  /** Revokes a token; forgetting it is enough, token info then answers 401. */
+  revokeToken(token: string): void {
+    this.tokens.delete(token);
+  }
+
+  /** The browser session with this id, or a new one. */
+  session(id: string | undefined): BrowserSession {
+    this.purge();
+    const nowMs = this.nowMs();
+    const existing = id === undefined ? undefined : this.sessions.get(id);
+    if (existing !== undefined) {
+      existing.lastSeenMs = nowMs;
+      return existing;
+    }
+    const created: BrowserSession = { id: randomToken(), userId: undefined, csrfTokens: new Set(), lastSeenMs: nowMs };
+    this.sessions.set(created.id, created);
+    return created;
+  }
+
+  private purge(): void {
+    const nowMs = this.nowMs();
+    if (nowMs - this.lastPurgeMs < PURGE_INTERVAL_MS) {
+      return;
+    }
+    this.lastPurgeMs = nowMs;
+    for (const [key, code] of this.codes) {
+      if (code.expiresAtMs <= nowMs) this.codes.delete(key);
+    }
+    for (const [key, token] of this.tokens) {
+      if (token.expiresAtMs !== undefined && token.expiresAtMs <= nowMs) this.tokens.delete(key);
+    }
+    for (const [key, session] of this.sessions) {
+      if (nowMs - session.lastSeenMs > SESSION_TTL_MS) this.sessions.delete(key);
+    }
+  }
+}

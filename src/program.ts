@@ -1,0 +1,38 @@
+import { Command } from '@commander-js/extra-typings';
+import { registerClientCredentials } from './commands/client-credentials.js';
+import { registerEmulator } from './commands/emulator.js';
+import { registerInfo } from './commands/info.js';
+import { registerLogin } from './commands/login.js';
+import { registerRevoke } from './commands/revoke.js';
+import type { AppContext } from './context.js';
+
+/**
+ * Builds the commander program: global help and version, one register call per command, no
+ * logic. Commander never exits the process itself (exitOverride); cli.ts maps its errors.
+ */
+export function buildProgram(ctx: AppContext, version: string): Command {
+  const program = new Command('mmauth')
+    .description('Obtain, inspect and revoke OAuth 2.0 tokens for the mind-mapping service\'s HTTP API.')
+    .version(version, '-V, --version')
+    .exitOverride()
+    .showSuggestionAfterError()
+    .configureOutput({
+      writeOut: (text) => ctx.stdout.write(text),
+      writeErr: (text) => ctx.stderr.write(text),
+    })
+    .addHelpText('after', `
+Examples:
+  $ mmauth emulator                                   # a local copy of the service's OAuth interface
+  $ mmauth login --base-url http://127.0.0.1:4010 --client-id mmauth-demo
+  $ mmauth info
+  $ mmauth client-credentials --no-save --json
+  $ mmauth revoke
+
+Exit codes: 0 ok, 1 error, 2 usage, 3 network/timeout, 4 authentication/authorization, 130 interrupted.`);
+  registerLogin(program, ctx);
+  registerClientCredentials(program, ctx);
+  registerInfo(program, ctx);
+  registerRevoke(program, ctx);
+  registerEmulator(program, ctx);
+  return program;
+}

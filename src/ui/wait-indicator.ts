@@ -1,0 +1,45 @@
+import { formatDuration } from './format.js';
+import type { Output } from './output.js';
+
+/** A running "waiting…" indicator. */
+export interface WaitIndicator {
+  /** Prints a line above the indicator without garbling it. */
+  log(print: () => void): void;
+  /** Removes the indicator. Idempotent. */
+  stop(): void;
+}
+
+const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/**
+ * Shows that mmauth is waiting: on a terminal a spinner with the time left, redrawn every 100 ms;
+ * elsewhere one line saying how long it will wait. `deadlineMs` is absolute (epoch ms).
+ */
+export function startWaitIndicator(out: Output, message: string, deadlineMs: number, nowMs: () => number): WaitIndicator {
+  if (!out.isTerminal) {
+    out.info(`${message} (up to ${formatDuration((deadlineMs - nowMs()) / 1000)})…`);
+    return { log: (print) => print(), stop: () => undefined };
+  }
+  let frame = 0;
+  const draw = () => {
+    const left = formatDuration(Math.max(0, deadlineMs - nowMs()) / 1000);
+    out.raw(`\r\x1b[2K${FRAMES[frame++ % FRAMES.length] ?? ''} ${message} — ${left} left, Ctrl-C to cancel`);
+  };
+  const timer = setInterval(draw, 100);
+  timer.unref();
+  draw();
+  let isStopped = false;
+  return {
+    log(print) {
+      out.raw('\r\x1b[2K');
+      print();
+      if (!isStopped) draw();
+    },
+    stop() {
+      if (isStopped) return;
+      isStopped = true;
+      clearInterval(timer);
+      out.raw('\r\x1b[2K');
+    },
+  };
+}
