@@ -1,0 +1,112 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { onTestFinished } from 'vitest';
+
+/** The launcher a user runs (`npx mmauth` resolves to it). */
+export const BIN = resolve(import.meta.dirname, '../../bin/mmauth.js');
+/** The headless user agent, as a BROWSER value. */
+export const HEADLESS_BROWSER = `${process.execPath} ${resolve(import.meta.dirname, '../../dist/demo/headless-browser.js')}`;
+
+/** How a spawned mmauth ended. */
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of a spawned run. */
+export interface CliOptions {
+  /** Added to a clean environment (no MMAUTH_*, BROWSER, NO_COLOR or CI from the outer one). */
+  env?: Record<string, string | undefined>;
+  /** Written to stdin, which is then closed; stdin is a pipe (never a TTY) in any case. */
+  input?: string;
+  /** Kill the process after this many ms (default 20 s). */
+  timeoutMs?: number;
+}
+
+/** A clean environment for a spawned mmauth. */
+export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!/^(MMAUTH_|BROWSER$|NO_COLOR$|CI$|SSH_|FORCE_COLOR$)/.test(key)) env[key] = value;
+  }
+  for (const [key, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  return env;
+}
+
+/** A running mmauth process with its output so far. */
+export interface RunningCli {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first match of `pattern` on stderr; rejects after `timeoutMs`. */
+  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  done: Promise<CliResult>;
+}
+
+/** Spawns `node bin/mmauth.js ...args`; killed after the timeout and when the test ends. */
+export function startCli(args: string[], options: CliOptions = {}): RunningCli {
+  const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const listeners = new Set<() => void>();
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    for (const listener of listeners) listener();
+  });
+  if (options.input !== undefined) child.stdin.write(options.input);
+  child.stdin.end();
+  const killer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+  const done = new Promise<CliResult>((resolveDone) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(killer);
+      resolveDone({ code, signal, stdout, stderr });
+    });
+  });
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    done,
+    waitForStderr(pattern, timeoutMs = 10_000) {
+      return new Promise((resolveMatch, reject) => {
+        const check = () => {
+          const match = stderr.match(pattern);
+          if (match !== null) {
+            listeners.delete(check);
+            clearTimeout(timer);
+            resolveMatch(match);
+          }
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`stderr did not match ${pattern} within ${timeoutMs} ms; stderr so far:\n${stderr}`));
+        }, timeoutMs);
+        listeners.add(check);
+        check();
+      });
+    },
+  };
+}
+
+/** Runs mmauth to completion. */
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return startCli(args, options).done;
+}
+
+/** A fresh config directory for this test (MMAUTH_CONFIG_DIR), removed when it ends. */
+export function makeConfigDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mmauth-test-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return join(dir, 'config');
+}

@@ -1,0 +1,52 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { onTestFinished } from 'vitest';
+import { startEmulator, type Emulator, type EmulatorOptions, type ObservedRequest } from '../../src/emulator/index.js';
+
+/** A started emulator, closed when the test ends, with the requests it received. */
+export interface TestEmulator extends Emulator {
+  requests: ObservedRequest[];
+  /** Moves the emulator's clock forward. */
+  advanceSeconds(seconds: number): void;
+  /** Environment for a spawned mmauth pointing at this emulator, with the config dir. */
+  env(configDir: string, extra?: Record<string, string | undefined>): Record<string, string | undefined>;
+}
+
+/** Starts an emulator on 127.0.0.1 port 0 with a controllable clock, closed when the test ends. */
+export async function startTestEmulator(options: EmulatorOptions = {}): Promise<TestEmulator> {
+  const requests: ObservedRequest[] = [];
+  let offsetMs = 0;
+  const emulator = await startEmulator({
+    nowMs: () => Date.now() + offsetMs,
+    ...options,
+    onRequest: (request) => requests.push(request),
+  });
+  onTestFinished(() => emulator.close());
+  return Object.assign(emulator, {
+    requests,
+    advanceSeconds: (seconds: number) => {
+      offsetMs += seconds * 1000;
+    },
+    env: (configDir: string, extra: Record<string, string | undefined> = {}) => ({
+      MMAUTH_CONFIG_DIR: configDir,
+      MMAUTH_BASE_URL: emulator.baseUrl,
+      MMAUTH_CLIENT_ID: emulator.client.clientId,
+      MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
+      ...extra,
+    }),
+  });
+}
+
+/** The config file as JSON (throws when it does not exist). */
+export function readConfig(configDir: string): unknown {
+  return JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8'));
+}
+
+/** The raw config file, or undefined when there is none. */
+export function readConfigText(configDir: string): string | undefined {
+  try {
+    return readFileSync(join(configDir, 'config.json'), 'utf8');
+  } catch {
+    return undefined;
+  }
+}
