@@ -1,0 +1,103 @@
+/**
+ * mmauth (the spawned binary) against panva's oidc-provider 8.8.1, an OpenID Certified
+ * authorization server nobody here wrote, started in-process on 127.0.0.1.
+ *
+ * What oidc-provider lacks compared with the service: no implicit flow for this client, and no
+ * Doorkeeper token info endpoint (`/oauth2/token/info` is a 404 there). So `info` is not run here,
+ * and `revoke` cannot confirm through token info: it warns, and this test confirms the revocation
+ * through oidc-provider's RFC 7662 introspection instead.
+ */
+import { describe, expect, it } from 'vitest';
+import { runHeadlessBrowser } from '../../src/demo/headless-browser.js';
+import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { readConfig, readConfigText } from '../support/emulator.js';
+import { startTestProvider, type TestProvider } from '../support/oidc-provider.js';
+
+function envFor(provider: TestProvider, configDir: string, extra: Record<string, string | undefined> = {}) {
+  return { MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: provider.baseUrl, MMAUTH_CLIENT_ID: provider.clientId, MMAUTH_CLIENT_SECRET: provider.clientSecret, ...extra };
+}
+
+function storedToken(configDir: string): string {
+  const config = readConfig(configDir) as { profiles: { default: { token: { access_token: string } } } };
+  return config.profiles.default.token.access_token;
+}
+
+describe('interop with oidc-provider (OpenID Certified)', () => {
+  it('login: authorization code flow with PKCE S256 and state; the token is active', async () => {
+    const provider = await startTestProvider();
+    const configDir = makeConfigDir();
+    const result = await runCli(['login', '--json'], { env: envFor(provider, configDir, { BROWSER: HEADLESS_BROWSER }) });
+    expect(result.stderr).toContain('Logged in');
+    expect(result.code).toBe(0);
+    const token = storedToken(configDir);
+    expect(JSON.parse(result.stdout).access_token).toBe(token);
+    expect(await provider.isActive(token)).toBe(true);
+
+    const authorize = provider.requests.find((r) => r.url.startsWith('/oauth2/authorize?'));
+    const query = new URL(authorize?.url ?? '', provider.baseUrl).searchParams;
+    expect(query.get('code_challenge_method')).toBe('S256');
+    expect(query.get('state')?.length).toBeGreaterThanOrEqual(22);
+    const exchange = new URLSearchParams(provider.requests.find((r) => r.url === '/oauth2/token')?.body);
+    expect(exchange.get('code_verifier')).toMatch(/^[\w-]{43,128}$/);
+    expect(exchange.get('redirect_uri')).toBe(query.get('redirect_uri'));
+  });
+
+  it('login: a denial (Cancel on the sign-in page) exits 4 with access_denied and stores nothing', async () => {
+    const provider = await startTestProvider();
+    const configDir = makeConfigDir();
+    const login = startCli(['login', '--no-browser', '--wait', '15'], { env: envFor(provider, configDir) });
+    const [url] = await login.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/);
+    const page = await runHeadlessBrowser(url, { login: 'demo', password: 'demo', decision: 'deny', log: () => undefined, timeoutMs: 10_000 });
+    const result = await login.done;
+    expect(page.body).toContain('data-result="error"');
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain('access_denied');
+    expect(readConfigText(configDir)).toBeUndefined();
+  });
+
+  it('client-credentials: a token the server reports active', async () => {
+    const provider = await startTestProvider();
+    const configDir = makeConfigDir();
+    const result = await runCli(['client-credentials', '--json'], { env: envFor(provider, configDir) });
+    expect(result.code).toBe(0);
+    const json = JSON.parse(result.stdout);
+    expect(json).toMatchObject({ token_type: 'bearer', scope: 'service', grant: 'client_credentials' });
+    expect(await provider.isActive(json.access_token)).toBe(true);
+  });
+
+  it('revoke: the token is dead afterwards (introspection), and the stored token is forgotten', async () => {
+    const provider = await startTestProvider();
+    const configDir = makeConfigDir();
+    const env = envFor(provider, configDir);
+    expect((await runCli(['client-credentials'], { env })).code).toBe(0);
+    const token = storedToken(configDir);
+    expect(await provider.isActive(token)).toBe(true);
+
+    const result = await runCli(['revoke', '--json'], { env });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ revoked: true, confirmed: false });
+    expect(result.stderr).toContain('could not be confirmed');
+    expect(await provider.isActive(token)).toBe(false);
+    expect(readConfig(configDir)).toMatchObject({ profiles: { default: { client_id: provider.clientId } } });
+    expect((readConfig(configDir) as { profiles: { default: object } }).profiles.default).not.toHaveProperty('token');
+  });
+
+  it('a wrong client secret exits 4 with invalid_client and stores nothing', async () => {
+    const provider = await startTestProvider();
+    const configDir = makeConfigDir();
+    const result = await runCli(['client-credentials'], { env: envFor(provider, configDir, { MMAUTH_CLIENT_SECRET: 'wrong' }) });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain('invalid_client');
+    expect(readConfigText(configDir)).toBeUndefined();
+  });
+
+  it('the client secret travels only in the token and revoke request bodies', async () => {
+    const provider = await startTestProvider();
+    const configDir = makeConfigDir();
+    const env = envFor(provider, configDir, { BROWSER: HEADLESS_BROWSER });
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    expect((await runCli(['revoke'], { env })).code).toBe(0);
+    const carriers = provider.requests.filter((r) => `${r.url} ${r.body}`.includes(provider.clientSecret)).map((r) => `${r.method} ${r.url}`);
+    expect(carriers).toEqual(['POST /oauth2/token', 'POST /oauth2/revoke']);
+  });
+});
