@@ -1,0 +1,103 @@
+/**
+ * `npm run demo`: the main job end to end, with no human step. Starts the emulator on an ephemeral
+ * port with an isolated config directory, then runs the real `mmauth` binary as a user would:
+ * login (the headless user agent, given through BROWSER, signs in and presses Allow), info,
+ * client-credentials (profile "ci"), revoke, and info again, which must exit 4. Exits 0 only if
+ * every step exited as expected.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startEmulator } from '../emulator/emulator.js';
+import { maskToken } from '../ui/format.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const bin = resolve(here, '../../bin/mmauth.js');
+const agent = resolve(here, 'headless-browser.js');
+
+interface Step {
+  title: string;
+  args: string[];
+  expectedExit: number;
+  env?: Record<string, string>;
+  /** How the command line is shown, when it differs from the arguments. */
+  shown?: string;
+}
+
+function runStep(step: Step, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((done) => {
+    let stdout = '';
+    const child = spawn(process.execPath, [bin, ...step.args], { env: { ...env, ...step.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const indent = (chunk: Buffer) => chunk.toString().replace(/^(?=.)/gm, '    ');
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      process.stdout.write(indent(chunk));
+    });
+    child.stderr.on('data', (chunk: Buffer) => process.stdout.write(indent(chunk)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout });
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const startedMs = Date.now();
+  const configDir = mkdtempSync(join(tmpdir(), 'mmauth-demo-'));
+  const emulator = await startEmulator({ port: 0 });
+  const say = (line = '') => process.stdout.write(`${line}\n`);
+  try {
+    say(`mmauth demo — emulator at ${emulator.baseUrl}, config in ${configDir}`);
+    say(`  client_id ${emulator.client.clientId}, client_secret ${maskToken(emulator.client.clientSecret)} (in MMAUTH_CLIENT_SECRET), user ${emulator.user.login}`);
+    const env: NodeJS.ProcessEnv = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('MMAUTH_') && key !== 'BROWSER')),
+      MMAUTH_CONFIG_DIR: configDir,
+      MMAUTH_BASE_URL: emulator.baseUrl,
+      MMAUTH_CLIENT_ID: emulator.client.clientId,
+      MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
+    };
+    const steps: Step[] = [
+      { title: 'sign in through the browser (authorization code flow, PKCE)', args: ['login', '--scope', 'service userinfo.email', '--json'], expectedExit: 0, env: { BROWSER: `${process.execPath} ${agent}` }, shown: 'BROWSER=headless-browser mmauth login --scope "service userinfo.email" --json' },
+      { title: "inspect the user's token", args: ['info', '--json'], expectedExit: 0 },
+      { title: 'a token for the client itself, in profile "ci"', args: ['client-credentials', '--profile', 'ci', '--json'], expectedExit: 0 },
+      { title: "revoke the user's token (confirmed through token info)", args: ['revoke'], expectedExit: 0 },
+      { title: 'nothing is stored any more for the profile', args: ['info'], expectedExit: 4 },
+      { title: 'the server refuses the revoked token', args: ['info'], expectedExit: 4, shown: 'MMAUTH_TOKEN=<the revoked token> mmauth info' },
+    ];
+    let failures = 0;
+    let userToken = '';
+    for (const [index, step] of steps.entries()) {
+      say();
+      say(`[${index + 1}/${steps.length}] ${step.title}`);
+      say(`  $ ${step.shown ?? `mmauth ${step.args.join(' ')}`}`);
+      if (step.shown?.startsWith('MMAUTH_TOKEN=') === true) {
+        step.env = { MMAUTH_TOKEN: userToken };
+      }
+      const { code, stdout } = await runStep(step, env);
+      if (index === 0) {
+        const json: unknown = JSON.parse(stdout || '{}');
+        userToken = typeof json === 'object' && json !== null && 'access_token' in json && typeof json.access_token === 'string' ? json.access_token : '';
+      }
+      const isExpected = code === step.expectedExit;
+      if (!isExpected) failures++;
+      say(`  ${isExpected ? '✓' : '✗'} exit ${code ?? 'killed'} (expected ${step.expectedExit})`);
+    }
+    say();
+    say(failures === 0 ? `demo passed: ${steps.length} steps in ${((Date.now() - startedMs) / 1000).toFixed(1)} s` : `demo FAILED: ${failures} of ${steps.length} steps did not exit as expected`);
+    return failures === 0 ? 0 : 1;
+  } finally {
+    await emulator.close();
+    rmSync(configDir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`demo failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);
