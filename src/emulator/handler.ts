@@ -386,7 +386,7 @@ export function createRequestHandler(options: HandlerOptions): (req: IncomingMes
       sendOAuthError(res, 401, 'invalid_token', { state: 'unauthorized' });
       return;
     }
-    const remainingS = record.expiresAtMs === undefined ? null : Math.max(0, Math.floor((record.expiresAtMs - state.nowMs()) / 1000));
+    const remainingS = record.expiresAtMs === undefined ? null : Math.max(0, Math.round((record.expiresAtMs - state.nowMs()) / 1000));
     if (options.flavor === 'doorkeeper5') {
       const body: TokenInfoDoorkeeper5Wire = {
         resource_owner_id: record.ownerId,

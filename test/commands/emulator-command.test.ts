@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { makeConfigDir, runCli, startCli } from '../support/cli.js';
+
+interface EmulatorLine {
+  base_url: string;
+  client_id: string;
+  client_secret: string;
+  user: { id: number; login: string; password: string };
+  personal_access_token: string;
+}
+
+async function startEmulatorCli(args: string[] = []): Promise<{ line: EmulatorLine; stop: () => Promise<number | null> }> {
+  const emulator = startCli(['emulator', '--port', '0', '--json', ...args], { timeoutMs: 25_000 });
+  await emulator.waitForStderr(/Press Ctrl-C to stop/);
+  const line = JSON.parse(emulator.stdout().trim()) as EmulatorLine;
+  return {
+    line,
+    stop: async () => {
+      emulator.child.kill('SIGINT');
+      return (await emulator.done).code;
+    },
+  };
+}
+
+describe('mmauth emulator', () => {
+  it('prints one JSON line with the seeded credentials, serves, and stops with exit 0 on Ctrl-C', async () => {
+    const { line, stop } = await startEmulatorCli();
+    expect(Object.keys(line).sort()).toEqual(['base_url', 'client_id', 'client_secret', 'personal_access_token', 'user']);
+    expect(line.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(line.user).toEqual({ id: 42, login: 'demo', password: 'demo' });
+    const configDir = makeConfigDir();
+    const info = await runCli(['info', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: line.base_url, MMAUTH_TOKEN: line.personal_access_token } });
+    expect(info.code).toBe(0);
+    expect(JSON.parse(info.stdout)).toMatchObject({ resource_owner_id: 42, expires_in: null });
+    expect(await stop()).toBe(0);
+  });
+
+  it('--auto-approve lets any user agent that follows redirects complete a login (curl as BROWSER)', async () => {
+    const { line, stop } = await startEmulatorCli(['--auto-approve', '--token-ttl', '0']);
+    const configDir = makeConfigDir();
+    const result = await runCli(['login', '--json'], {
+      env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: line.base_url, MMAUTH_CLIENT_ID: line.client_id, MMAUTH_CLIENT_SECRET: line.client_secret, BROWSER: 'curl -s -o /dev/null -L' },
+    });
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ expires_in: null, grant: 'authorization_code' });
+    expect(await stop()).toBe(0);
+  });
+
+  it('--port in use exits 2 naming --port', async () => {
+    const { line, stop } = await startEmulatorCli();
+    const port = new URL(line.base_url).port;
+    const second = await runCli(['emulator', '--port', port]);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain('--port');
+    expect(await stop()).toBe(0);
+  });
+});
