@@ -8,6 +8,12 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { startTestEmulator, type TestEmulator } from '../support/emulator.js';
 
+/** A JSON body, loosely typed: these tests assert on its shape. */
+type Json = Record<string, any>;
+async function json(response: Response): Promise<Json> {
+  return (await response.json()) as Json;
+}
+
 const REDIRECT = 'http://127.0.0.1:51234/callback';
 const VERIFIER = 'v'.repeat(43);
 const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
@@ -141,7 +147,7 @@ describe('authorization endpoint GET /oauth2/authorize', () => {
   it('row 7: `scopes` is ignored and the default scope applies', async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
     const code = await obtainCode(emulator, { scope: undefined, scopes: 'userinfo.email' });
-    const token = await (await tokenRequest(emulator, codeExchange(emulator, code))).json();
+    const token = await json(await tokenRequest(emulator, codeExchange(emulator, code)));
     expect(token.scope).toBe('service');
   });
 });
@@ -168,7 +174,7 @@ describe('authorization endpoint: denial (row 3)', () => {
     });
     const consent = await (await fetch(authorizeUrl(emulator, { response_type: responseType }), { headers: { cookie } })).text();
     const denyForm = /<form[^>]*id="deny-form"[^>]*>([\s\S]*?)<\/form>/.exec(consent)?.[1] ?? '';
-    const fields = new URLSearchParams([...denyForm.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1] ?? '', (m[2] ?? '').replace(/&#38;/g, '&')]));
+    const fields = new URLSearchParams([...denyForm.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m): [string, string] => [m[1] ?? '', (m[2] ?? '').replace(/&#38;/g, '&')]));
     cookie = cookie || '';
     const response = await fetch(`${emulator.baseUrl}/oauth2/authorize`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: fields });
     expect(response.status).toBe(302);
@@ -188,9 +194,9 @@ describe('token endpoint POST /oauth2/token', () => {
     const response = await tokenRequest(emulator, codeExchange(emulator, await obtainCode(emulator)));
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
-    const body = await response.json();
+    const body = await json(response);
     expect(body).toEqual({ access_token: expect.any(String), token_type: 'bearer', expires_in: 7200, scope: 'service', created_at: expect.any(Number) });
-    const second = await (await tokenRequest(emulator, codeExchange(emulator, await obtainCode(emulator)))).json();
+    const second = await json(await tokenRequest(emulator, codeExchange(emulator, await obtainCode(emulator))));
     expect(second.access_token).not.toBe(body.access_token);
     const info = await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${body.access_token}` } });
     expect(info.status).toBe(200);
@@ -198,7 +204,7 @@ describe('token endpoint POST /oauth2/token', () => {
 
   it('row 1: no expires_in for a token that never expires', async () => {
     const emulator = await startTestEmulator({ tokenTtlS: 0 });
-    const body = await (await tokenRequest(emulator, { grant_type: 'client_credentials', client_id: emulator.client.clientId, client_secret: emulator.client.clientSecret })).json();
+    const body = await json(await tokenRequest(emulator, { grant_type: 'client_credentials', client_id: emulator.client.clientId, client_secret: emulator.client.clientSecret }));
     expect(body).not.toHaveProperty('expires_in');
   });
 
@@ -221,7 +227,7 @@ describe('token endpoint POST /oauth2/token', () => {
   const cases: Case[] = [
     ['a wrong client secret', async (e) => codeExchange(e, await obtainCode(e), { client_secret: 'wrong' }), 401, 'invalid_client'],
     ['a missing client secret', async (e) => ({ grant_type: 'client_credentials', client_id: e.client.clientId }), 401, 'invalid_client'],
-    ['an unknown client', async (e) => ({ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'x' }), 401, 'invalid_client'],
+    ['an unknown client', async () => ({ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'x' }), 401, 'invalid_client'],
     ['an unknown code', async (e) => codeExchange(e, 'nonsense'), 400, 'invalid_grant'],
     ['a wrong redirect_uri', async (e) => codeExchange(e, await obtainCode(e), { redirect_uri: 'http://127.0.0.1:9/other' }), 400, 'invalid_grant'],
     ['a wrong PKCE verifier', async (e) => codeExchange(e, await obtainCode(e, { code_challenge: CHALLENGE, code_challenge_method: 'S256' }), { code_verifier: 'w'.repeat(43) }), 400, 'invalid_grant'],
@@ -238,7 +244,7 @@ describe('token endpoint POST /oauth2/token', () => {
     expect(response.status).toBe(status);
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(response.headers.get('www-authenticate')).toMatch(new RegExp(`^Bearer .*error="${error}"`));
-    expect(await response.json()).toEqual({ error, error_description: expect.any(String) });
+    expect(await json(response)).toEqual({ error, error_description: expect.any(String) });
   });
 
   it('row 4: a correct PKCE verifier is accepted', async () => {
@@ -253,10 +259,10 @@ describe('token endpoint POST /oauth2/token', () => {
     expect((await tokenRequest(emulator, codeExchange(emulator, code, { redirect_uri: 'http://127.0.0.1:1/wrong' }))).status).toBe(400);
     const first = await tokenRequest(emulator, codeExchange(emulator, code));
     expect(first.status).toBe(200);
-    const token = (await first.json()).access_token;
+    const token = (await json(first)).access_token;
     const reuse = await tokenRequest(emulator, codeExchange(emulator, code));
     expect(reuse.status).toBe(400);
-    expect((await reuse.json()).error).toBe('invalid_grant');
+    expect((await json(reuse)).error).toBe('invalid_grant');
     expect((await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
   });
 
@@ -266,14 +272,14 @@ describe('token endpoint POST /oauth2/token', () => {
     emulator.advanceSeconds(601);
     const response = await tokenRequest(emulator, codeExchange(emulator, code));
     expect(response.status).toBe(400);
-    expect((await response.json()).error).toBe('invalid_grant');
+    expect((await json(response)).error).toBe('invalid_grant');
   });
 });
 
 describe('token info GET /oauth2/token/info', () => {
   async function clientToken(emulator: TestEmulator): Promise<string> {
     const response = await tokenRequest(emulator, { grant_type: 'client_credentials', scope: 'service userinfo.email', client_id: emulator.client.clientId, client_secret: emulator.client.clientSecret });
-    return (await response.json()).access_token;
+    return (await json(response)).access_token;
   }
 
   it("row 1-2: the spec's record by default; the scheme in any case; the lifetime counts down", async () => {
@@ -282,7 +288,7 @@ describe('token info GET /oauth2/token/info', () => {
     emulator.advanceSeconds(100);
     const response = await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `bEaReR ${token}` } });
     expect(response.status).toBe(200);
-    const body = await response.json();
+    const body = await json(response);
     expect(body).toEqual({ resource_owner_id: null, scope: ['service', 'userinfo.email'], expires_in_seconds: expect.any(Number), application: { uid: 1 } });
     expect(body.expires_in_seconds).toBeGreaterThanOrEqual(7099);
     expect(body.expires_in_seconds).toBeLessThanOrEqual(7100);
@@ -291,7 +297,7 @@ describe('token info GET /oauth2/token/info', () => {
   it("row 2: Doorkeeper 5's record with flavor doorkeeper5", async () => {
     const emulator = await startTestEmulator({ flavor: 'doorkeeper5' });
     const token = await clientToken(emulator);
-    const body = await (await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${token}` } })).json();
+    const body = await json(await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${token}` } }));
     expect(body).toEqual({ resource_owner_id: null, scope: ['service', 'userinfo.email'], expires_in: 7200, application: { uid: 'mmauth-demo' }, created_at: expect.any(Number) });
   });
 
@@ -314,7 +320,7 @@ describe('token info GET /oauth2/token/info', () => {
     const response = await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe('Bearer realm="Doorkeeper", error="invalid_token", error_description="The access token is invalid"');
-    expect(await response.json()).toEqual({ error: 'invalid_token', error_description: 'The access token is invalid', state: 'unauthorized' });
+    expect(await json(response)).toEqual({ error: 'invalid_token', error_description: 'The access token is invalid', state: 'unauthorized' });
   });
 });
 
@@ -326,7 +332,7 @@ describe('revoke POST /oauth2/revoke (RFC 7009)', () => {
     return (await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${token}` } })).status === 200;
   }
   async function newToken(emulator: TestEmulator): Promise<string> {
-    return (await (await tokenRequest(emulator, { grant_type: 'client_credentials', client_id: emulator.client.clientId, client_secret: emulator.client.clientSecret })).json()).access_token;
+    return (await json(await tokenRequest(emulator, { grant_type: 'client_credentials', client_id: emulator.client.clientId, client_secret: emulator.client.clientSecret }))).access_token;
   }
 
   it('row 1 and 3: 200 {} for a revoked, an unknown and an already revoked token; token_type_hint is ignored', async () => {
@@ -336,7 +342,7 @@ describe('revoke POST /oauth2/revoke (RFC 7009)', () => {
     for (const params of [{ token, token_type_hint: 'refresh_token' }, { token }, { token: 'unknown' }]) {
       const response = await revoke(emulator, { ...creds, ...params });
       expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({});
+      expect(await json(response)).toEqual({});
     }
     expect(await isActive(emulator, token)).toBe(false);
   });
@@ -356,7 +362,7 @@ describe('revoke POST /oauth2/revoke (RFC 7009)', () => {
     for (const params of [{ token }, { token, client_id: emulator.client.clientId, client_secret: 'wrong' }]) {
       const response = await revoke(emulator, params);
       expect(response.status).toBe(403);
-      expect(await response.json()).toEqual({ error: 'unauthorized_client', error_description: 'You are not authorized to revoke this token' });
+      expect(await json(response)).toEqual({ error: 'unauthorized_client', error_description: 'You are not authorized to revoke this token' });
     }
     expect(await isActive(emulator, token)).toBe(true);
   });
