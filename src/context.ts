@@ -32,13 +32,7 @@ export interface AppContext {
 }
 
 /** The parts of `process` createContext needs. */
-export interface ProcessLike {
-  env: NodeJS.ProcessEnv;
-  platform: NodeJS.Platform;
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  stdout: NodeJS.WritableStream & { isTTY?: boolean };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean };
-}
+export type ProcessLike = Pick<AppContext, 'env' | 'platform' | 'stdin' | 'stdout' | 'stderr'>;
 
 /** Builds the real context over `proc`; `signal` is the Ctrl-C signal cli.ts owns. */
 export function createContext(proc: ProcessLike, signal: AbortSignal): AppContext {

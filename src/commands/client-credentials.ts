@@ -2,19 +2,10 @@ import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { requestClientCredentialsToken } from '../oauth/client-credentials.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
-import { describeLifetime, maskToken } from '../ui/format.js';
-import { openSession, requireClientId, resolveClientSecret, resolveScope, tokenJson, toStoredToken, withClientOptions, withCommonOptions } from './common.js';
+import { openSession, reportToken, requireClientId, resolveClientSecret, resolveScope, toStoredToken, withClientOptions, withCommonOptions, type ClientOptions } from './common.js';
 
 /** Options of `mmauth client-credentials`. */
-export interface ClientCredentialsOptions {
-  baseUrl?: string;
-  profile?: string;
-  timeout: number;
-  json?: boolean;
-  verbose?: boolean;
-  clientId?: string;
-  clientSecretFile?: string;
-  clientSecretStdin?: boolean;
+export interface ClientCredentialsOptions extends ClientOptions {
   scope?: string;
   /** false with --no-save. */
   save: boolean;
@@ -52,11 +43,5 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
   if (options.save) {
     session.store.update(profileName, (current) => ({ ...current, baseUrl: endpoints.baseUrl, clientId, clientSecret, scope, token }));
   }
-  if (options.json === true) {
-    out.json(tokenJson(token, profileName, nowMs));
-  }
-  out.success(`Got a client credentials token from ${endpoints.baseUrl}${options.save ? ` (stored in profile "${profileName}")` : ' (not stored)'}`);
-  out.field('scope', token.scope ?? '(none)');
-  out.field('expires', describeLifetime(response.expiresInS, nowMs));
-  out.field('token', maskToken(token.accessToken));
+  reportToken(out, token, profileName, nowMs, options.json === true, `Got a client credentials token from ${endpoints.baseUrl}${options.save ? ` (stored in profile "${profileName}")` : ' (not stored)'}`);
 }

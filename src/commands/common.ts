@@ -6,7 +6,8 @@ import type { TokenResponse } from '../oauth/parse.js';
 import type { OAuthPeer } from '../oauth/peer.js';
 import { assertProfileName, type Grant, type Profile, type StoredToken } from '../store/profile.js';
 import type { ProfileStore } from '../store/profile-store.js';
-import { formatInstant } from '../ui/format.js';
+import { describeLifetime, formatInstant, maskToken } from '../ui/format.js';
+import type { Output } from '../ui/output.js';
 
 /** Options every client command has. */
 export interface CommonOptions {
@@ -102,6 +103,11 @@ export interface SecretOptions {
   clientSecretStdin?: boolean;
 }
 
+/** Options of a command that authenticates as the client: common + client id + secret sources. */
+export interface ClientOptions extends CommonOptions, SecretOptions {
+  clientId?: string;
+}
+
 const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file PATH or --client-secret-stdin';
 
 /**
@@ -180,4 +186,19 @@ export function tokenJson(token: StoredToken, profileName: string, nowMs: number
     grant: token.grant,
     profile: profileName,
   };
+}
+
+/**
+ * Prints a newly obtained token: the JSON document (tokenJson) on stdout with `isJson`, and a
+ * summary for people on stderr: `headline`, scope, lifetime (human and absolute), masked token.
+ */
+export function reportToken(out: Output, token: StoredToken, profileName: string, nowMs: number, isJson: boolean, headline: string): void {
+  if (isJson) {
+    out.json(tokenJson(token, profileName, nowMs));
+  }
+  const expiresInS = token.expiresAt === undefined ? undefined : Math.round((Date.parse(token.expiresAt) - nowMs) / 1000);
+  out.success(headline);
+  out.field('scope', token.scope ?? '(none)');
+  out.field('expires', describeLifetime(expiresInS, nowMs));
+  out.field('token', maskToken(token.accessToken));
 }

@@ -2,16 +2,10 @@ import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { requireTokenInfo } from '../oauth/token-info.js';
 import { describeLifetime, formatInstant, maskToken } from '../ui/format.js';
-import { openSession, requireToken, withCommonOptions } from './common.js';
+import { openSession, requireToken, withCommonOptions, type CommonOptions } from './common.js';
 
 /** Options of `mmauth info`. */
-export interface InfoOptions {
-  baseUrl?: string;
-  profile?: string;
-  timeout: number;
-  json?: boolean;
-  verbose?: boolean;
-}
+export type InfoOptions = CommonOptions;
 
 /** Registers `mmauth info`; the logic is runInfo. */
 export function registerInfo(program: Command, ctx: AppContext): void {

@@ -4,31 +4,23 @@ import { UsageError } from '../errors.js';
 import { createAuthorizationRequest, exchangeAuthorizationCode, validateCallback } from '../oauth/authorization-code.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import { startCallbackServer } from '../loopback/callback-server.js';
-import { describeLifetime, maskToken } from '../ui/format.js';
 import { startWaitIndicator } from '../ui/wait-indicator.js';
 import {
   openSession,
+  reportToken,
+  type ClientOptions,
   parseSeconds,
   pickSetting,
   requireClientId,
   resolveClientSecret,
   resolveScope,
-  tokenJson,
   toStoredToken,
   withClientOptions,
   withCommonOptions,
 } from './common.js';
 
 /** Options of `mmauth login`. */
-export interface LoginOptions {
-  baseUrl?: string;
-  profile?: string;
-  timeout: number;
-  json?: boolean;
-  verbose?: boolean;
-  clientId?: string;
-  clientSecretFile?: string;
-  clientSecretStdin?: boolean;
+export interface LoginOptions extends ClientOptions {
   scope?: string;
   redirectUri?: string;
   /** Seconds to wait for the redirect. */
@@ -138,13 +130,7 @@ export async function runLogin(options: LoginOptions, ctx: AppContext): Promise<
       redirectUri: redirect?.uri,
       token,
     }));
-    if (options.json === true) {
-      out.json(tokenJson(token, profileName, nowMs));
-    }
-    out.success(`Logged in to ${endpoints.baseUrl} (profile "${profileName}")`);
-    out.field('scope', token.scope ?? '(none)');
-    out.field('expires', describeLifetime(response.expiresInS, nowMs));
-    out.field('token', maskToken(token.accessToken));
+    reportToken(out, token, profileName, nowMs, options.json === true, `Logged in to ${endpoints.baseUrl} (profile "${profileName}")`);
   } finally {
     await listener.close();
   }

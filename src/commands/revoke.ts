@@ -5,19 +5,10 @@ import { UnexpectedStatusError } from '../oauth/describe-error.js';
 import { requestRevocation } from '../oauth/revocation.js';
 import { lookUpTokenInfo } from '../oauth/token-info.js';
 import { maskToken } from '../ui/format.js';
-import { openSession, requireClientId, requireToken, resolveClientSecret, withClientOptions, withCommonOptions } from './common.js';
+import { openSession, requireClientId, requireToken, resolveClientSecret, withClientOptions, withCommonOptions, type ClientOptions } from './common.js';
 
 /** Options of `mmauth revoke`. */
-export interface RevokeOptions {
-  baseUrl?: string;
-  profile?: string;
-  timeout: number;
-  json?: boolean;
-  verbose?: boolean;
-  clientId?: string;
-  clientSecretFile?: string;
-  clientSecretStdin?: boolean;
-}
+export type RevokeOptions = ClientOptions;
 
 /** Registers `mmauth revoke`; the logic is runRevoke. */
 export function registerRevoke(program: Command, ctx: AppContext): void {

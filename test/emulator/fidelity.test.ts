@@ -36,6 +36,25 @@ async function obtainCode(emulator: TestEmulator, params: Record<string, string 
   return location.searchParams.get('code') ?? '';
 }
 
+/** The value of a hidden field on a page (entities decoded as the emulator writes them). */
+function field(html: string, name: string): string {
+  return (new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '').replace(/&#38;/g, '&');
+}
+
+/** Opens the authorization URL without a session and submits the sign-in form; returns the cookie and the answer. */
+async function signIn(emulator: TestEmulator, params: Record<string, string | undefined>, password = 'demo'): Promise<{ cookie: string; response: Response }> {
+  const first = await authorize(emulator, params);
+  const cookie = first.headers.get('set-cookie')?.split(';')[0] ?? '';
+  const page = await first.text();
+  const response = await fetch(`${emulator.baseUrl}/oauth2/sign_in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ authenticity_token: field(page, 'authenticity_token'), return_to: field(page, 'return_to'), login: 'demo', password }),
+  });
+  return { cookie, response };
+}
+
 function tokenRequest(emulator: TestEmulator, params: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${emulator.baseUrl}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(params) });
 }
@@ -49,19 +68,10 @@ describe('authorization endpoint GET /oauth2/authorize', () => {
     const emulator = await startTestEmulator();
     const first = await authorize(emulator);
     expect(first.status).toBe(200);
-    const login = await first.text();
-    expect(login).toContain('name="password"');
-    const cookie = first.headers.get('set-cookie')?.split(';')[0] ?? '';
-    const csrf = /name="authenticity_token" value="([^"]+)"/.exec(login)?.[1] ?? '';
-    const returnTo = /name="return_to" value="([^"]+)"/.exec(login)?.[1]?.replace(/&#38;/g, '&') ?? '';
-    const signIn = await fetch(`${emulator.baseUrl}/oauth2/sign_in`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ authenticity_token: csrf, return_to: returnTo, login: 'demo', password: 'demo' }),
-    });
-    expect(signIn.status).toBe(302);
-    const consent = await (await fetch(new URL(signIn.headers.get('location') ?? '', emulator.baseUrl), { headers: { cookie } })).text();
+    expect(await first.text()).toContain('name="password"');
+    const { cookie, response: signedIn } = await signIn(emulator, {});
+    expect(signedIn.status).toBe(302);
+    const consent = await (await fetch(new URL(signedIn.headers.get('location') ?? '', emulator.baseUrl), { headers: { cookie } })).text();
     const tokens = [...consent.matchAll(/name="authenticity_token" value="([^"]+)"/g)].map((m) => m[1]);
     expect(consent).toContain('id="allow"');
     expect(consent).toContain('id="deny"');
@@ -71,20 +81,7 @@ describe('authorization endpoint GET /oauth2/authorize', () => {
 
   it('row 1: a wrong password shows the sign-in page again', async () => {
     const emulator = await startTestEmulator();
-    const first = await authorize(emulator);
-    const page = await first.text();
-    const cookie = first.headers.get('set-cookie')?.split(';')[0] ?? '';
-    const response = await fetch(`${emulator.baseUrl}/oauth2/sign_in`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        authenticity_token: /name="authenticity_token" value="([^"]+)"/.exec(page)?.[1] ?? '',
-        return_to: (/name="return_to" value="([^"]+)"/.exec(page)?.[1] ?? '').replace(/&#38;/g, '&'),
-        login: 'demo',
-        password: 'wrong',
-      }),
-    });
+    const { response } = await signIn(emulator, {}, 'wrong');
     expect(response.status).toBe(200);
     expect(await response.text()).toContain('Invalid login or password.');
   });
@@ -158,24 +155,10 @@ describe('authorization endpoint: denial (row 3)', () => {
     ['token', 'hash'],
   ] as const)('response_type=%s: 302 with access_denied, the description with + for spaces, and state, in the %s', async (responseType, part) => {
     const emulator = await startTestEmulator();
-    const first = await authorize(emulator, { response_type: responseType });
-    let cookie = first.headers.get('set-cookie')?.split(';')[0] ?? '';
-    const login = await first.text();
-    await fetch(`${emulator.baseUrl}/oauth2/sign_in`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        authenticity_token: /name="authenticity_token" value="([^"]+)"/.exec(login)?.[1] ?? '',
-        return_to: (/name="return_to" value="([^"]+)"/.exec(login)?.[1] ?? '').replace(/&#38;/g, '&'),
-        login: 'demo',
-        password: 'demo',
-      }),
-    });
+    const { cookie } = await signIn(emulator, { response_type: responseType });
     const consent = await (await fetch(authorizeUrl(emulator, { response_type: responseType }), { headers: { cookie } })).text();
     const denyForm = /<form[^>]*id="deny-form"[^>]*>([\s\S]*?)<\/form>/.exec(consent)?.[1] ?? '';
     const fields = new URLSearchParams([...denyForm.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m): [string, string] => [m[1] ?? '', (m[2] ?? '').replace(/&#38;/g, '&')]));
-    cookie = cookie || '';
     const response = await fetch(`${emulator.baseUrl}/oauth2/authorize`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: fields });
     expect(response.status).toBe(302);
     const location = response.headers.get('location') ?? '';
