@@ -1,4 +1,4 @@
-import { NetworkError } from '../errors.js';
+import { InterruptedError, NetworkError } from '../errors.js';
 
 /** One HTTP request, in the shape oauth4webapi's `customFetch` hands over. */
 export interface HttpRequestInit {
@@ -16,6 +16,8 @@ export type HttpFetch = (url: string, init: HttpRequestInit) => Promise<Response
 export interface HttpClientOptions {
   /** Bound on each request, from connect to the last byte of the body (`--timeout`), in ms. */
   timeoutMs: number;
+  /** Aborts every request in flight (Ctrl-C); they then fail with InterruptedError (exit 130). */
+  interrupt?: AbortSignal;
 }
 
 /** The transport every server request goes through. */
@@ -38,7 +40,8 @@ const TLS_CODES = new Set([
  * Creates the HTTP client on undici (loaded on first use, not at start-up). Redirects are never
  * followed (a 3xx is returned as is, so a secret is never re-sent elsewhere). Every failure to
  * get an answer (refused, reset, DNS, TLS, `timeoutMs` exceeded) is thrown as NetworkError (exit 3)
- * naming the method and URL; an HTTP answer of any status is returned for the caller to judge.
+ * naming the method and URL, or InterruptedError (130) after `interrupt`; an HTTP answer of any
+ * status is returned for the caller to judge.
  */
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   let transport: Promise<{ fetch: typeof import('undici').fetch; dispatcher: import('undici').Dispatcher }> | undefined;
@@ -54,8 +57,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
 
   const fetch: HttpFetch = async (url, init) => {
     const { fetch: undiciFetch, dispatcher } = await load();
-    const timeout = AbortSignal.timeout(options.timeoutMs);
-    const signal = init.signal === undefined ? timeout : AbortSignal.any([init.signal, timeout]);
+    const signals = [AbortSignal.timeout(options.timeoutMs), init.signal, options.interrupt].filter((s): s is AbortSignal => s !== undefined);
+    const signal = AbortSignal.any(signals);
     const label = `${init.method} ${url}`;
     try {
       const response = await undiciFetch(url, {
@@ -69,6 +72,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       // undici's Response is the class behind Node's global fetch; the global type describes it.
       return response as unknown as Response;
     } catch (error) {
+      if (options.interrupt?.aborted === true) {
+        throw new InterruptedError();
+      }
       throw describeNetworkFailure(label, error, options.timeoutMs);
     }
   };

@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { makeConfigDir, runCli } from '../support/cli.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
 
 describe('mmauth client-credentials', () => {
@@ -102,5 +103,33 @@ describe('mmauth client-credentials', () => {
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/^error: POST http:\/\/127\.0\.0\.1:\d+\/oauth2\/token: connection refused$/m);
     expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('mmauth client-credentials against a server that never answers', () => {
+  it('gives up after --timeout with exit 3, and Ctrl-C ends the wait with exit 130', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    onTestFinished(() => {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    });
+    const baseUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const env = { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_BASE_URL: baseUrl, MMAUTH_CLIENT_ID: 'x', MMAUTH_CLIENT_SECRET: 'y' };
+
+    const started = Date.now();
+    const timedOut = await runCli(['client-credentials', '--timeout', '1'], { env });
+    expect(timedOut.code).toBe(3);
+    expect(timedOut.stderr).toMatch(/no complete answer within 1 s/);
+    expect(Date.now() - started).toBeLessThan(8_000);
+
+    const waiting = startCli(['client-credentials', '--timeout', '30'], { env });
+    // The second connection is this run's request, now hanging.
+    await expect.poll(() => sockets.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    waiting.child.kill('SIGINT');
+    const interrupted = await waiting.done;
+    expect(interrupted.code).toBe(130);
+    expect(interrupted.stderr).toContain('interrupted');
   });
 });
