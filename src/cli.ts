@@ -23,12 +23,11 @@ async function report(error: unknown, ctx: AppContext, isVerboseRun: boolean): P
     // Commander already printed its message (or the help/version text).
     return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? ExitCode.ok : ExitCode.usage;
   }
+  const out = await ctx.output();
   if (ctx.signal.aborted || (error instanceof Error && error.name === 'ExitPromptError')) {
-    const out = await ctx.output();
     out.error('interrupted');
     return ExitCode.interrupted;
   }
-  const out = await ctx.output();
   if (error instanceof CliError) {
     out.error(error.message, error.hint);
   } else {

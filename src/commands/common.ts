@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command, type OptionValues } from '@commande
 import type { AppContext } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { resolveEndpoints, type Endpoints } from '../oauth/endpoints.js';
-import type { TokenResponse } from '../oauth/parse.js';
+import { normalizeScope, type TokenResponse } from '../oauth/parse.js';
 import type { OAuthPeer } from '../oauth/peer.js';
 import { assertProfileName, type Grant, type Profile, type StoredToken } from '../store/profile.js';
 import type { ProfileStore } from '../store/profile-store.js';
@@ -140,7 +140,7 @@ export async function resolveClientSecret(options: SecretOptions, ctx: AppContex
 
 /** The scope to request: flag > profile > `service` (space-separated; commas refused). */
 export function resolveScope(flag: string | undefined, profile: Profile | undefined, fallback: string): string {
-  const scope = (pickSetting(flag, undefined, profile?.scope) ?? fallback).split(/\s+/).filter(Boolean).join(' ');
+  const scope = normalizeScope(pickSetting(flag, undefined, profile?.scope) ?? fallback);
   if (scope.includes(',')) {
     throw new UsageError(`invalid scope "${scope}": scopes are separated by spaces, not commas`, { hint: 'e.g. --scope "service userinfo.email"' });
   }
@@ -174,15 +174,20 @@ export function requireToken(ctx: AppContext, profileName: string, profile: Prof
   return { accessToken: profile.token.accessToken, stored: profile.token };
 }
 
+/** Whole seconds from `nowMs` (epoch ms) until a stored token's `expiresAt`, at least 0; undefined for no expiry. */
+function secondsLeft(token: StoredToken, nowMs: number): number | undefined {
+  return token.expiresAt === undefined ? undefined : Math.max(0, Math.round((Date.parse(token.expiresAt) - nowMs) / 1000));
+}
+
 /** The JSON document login and client-credentials print (wire names, snake_case). */
 export function tokenJson(token: StoredToken, profileName: string, nowMs: number): Record<string, unknown> {
-  const expiresAtMs = token.expiresAt === undefined ? undefined : Date.parse(token.expiresAt);
+  const expiresInS = secondsLeft(token, nowMs);
   return {
     access_token: token.accessToken,
     token_type: token.tokenType,
     scope: token.scope ?? null,
-    expires_in: expiresAtMs === undefined ? null : Math.max(0, Math.round((expiresAtMs - nowMs) / 1000)),
-    expires_at: expiresAtMs === undefined ? null : formatInstant(expiresAtMs),
+    expires_in: expiresInS ?? null,
+    expires_at: token.expiresAt === undefined ? null : formatInstant(Date.parse(token.expiresAt)),
     grant: token.grant,
     profile: profileName,
   };
@@ -196,9 +201,8 @@ export function reportToken(out: Output, token: StoredToken, profileName: string
   if (isJson) {
     out.json(tokenJson(token, profileName, nowMs));
   }
-  const expiresInS = token.expiresAt === undefined ? undefined : Math.round((Date.parse(token.expiresAt) - nowMs) / 1000);
   out.success(headline);
   out.field('scope', token.scope ?? '(none)');
-  out.field('expires', describeLifetime(expiresInS, nowMs));
+  out.field('expires', describeLifetime(secondsLeft(token, nowMs), nowMs));
   out.field('token', maskToken(token.accessToken));
 }

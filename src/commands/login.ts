@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { UsageError } from '../errors.js';
-import { createAuthorizationRequest, exchangeAuthorizationCode, validateCallback } from '../oauth/authorization-code.js';
+import { createAuthorizationRequest, exchangeAuthorizationCode, ForeignCallbackError, validateCallback } from '../oauth/authorization-code.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import { startCallbackServer } from '../loopback/callback-server.js';
 import { startWaitIndicator } from '../ui/wait-indicator.js';
@@ -106,7 +106,15 @@ export async function runLogin(options: LoginOptions, ctx: AppContext): Promise<
     try {
       response = await listener.waitForCallback(
         async (url) => {
-          const parameters = await validateCallback(endpoints, clientId, url.searchParams, request.state);
+          let parameters: URLSearchParams;
+          try {
+            parameters = await validateCallback(endpoints, clientId, url.searchParams, request.state);
+          } catch (error) {
+            if (error instanceof ForeignCallbackError) {
+              return { refusal: error.message };
+            }
+            throw error;
+          }
           const token = await exchangeAuthorizationCode(session.peer, { clientId, clientSecret }, parameters, redirectUri, request.codeVerifier);
           return { value: token, page: { isSuccess: true, title: 'Signed in', detail: `mmauth received an access token for ${endpoints.baseUrl}.` } };
         },

@@ -49,12 +49,13 @@ export interface Emulator {
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const state = new EmulatorState({ tokenTtlS: options.tokenTtlS ?? 7200, nowMs: options.nowMs ?? Date.now });
+  const redirectUri = 'http://127.0.0.1/callback';
   const demoClient: EmulatorClient & { clientSecret: string } = {
     uid: 1,
     clientId: options.clientId ?? 'mmauth-demo',
     clientSecret: options.clientSecret ?? randomToken(),
     name: 'mmauth demo client',
-    redirectUris: ['http://127.0.0.1/callback'],
+    redirectUris: [redirectUri],
   };
   const personalTokens: EmulatorClient = { uid: 2, clientId: 'personal-access-tokens', clientSecret: undefined, name: 'Personal access tokens', redirectUris: [] };
   state.clients.set(demoClient.clientId, demoClient);
@@ -77,7 +78,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     port,
-    client: { uid: demoClient.uid, clientId: demoClient.clientId, clientSecret: demoClient.clientSecret, redirectUri: 'http://127.0.0.1/callback' },
+    client: { uid: demoClient.uid, clientId: demoClient.clientId, clientSecret: demoClient.clientSecret, redirectUri },
     user,
     personalAccessToken: pat.token,
     state,

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
 import { KNOWN_SCOPES, DEFAULT_SCOPE, type OAuthErrorWire, type TokenInfoDoorkeeper5Wire, type TokenInfoSpecWire, type TokenResponseWire } from '../oauth/wire.js';
 import { renderAuthorizeErrorPage, renderConsentPage, renderLoginPage } from './pages.js';
-import { randomToken, secretsEqual, type AccessTokenRecord, type BrowserSession, type EmulatorClient, type EmulatorState } from './state.js';
+import { lifetimeS, randomToken, secretsEqual, type AccessTokenRecord, type BrowserSession, type EmulatorClient, type EmulatorState } from './state.js';
 
 /** Which server the emulator imitates where the two differ (token info fields, revoke refusals). */
 export type EmulatorFlavor = 'spec' | 'doorkeeper5';
@@ -220,8 +220,9 @@ function authenticateClient(req: IncomingMessage, form: URLSearchParams, state: 
 
 function tokenResponse(record: AccessTokenRecord): TokenResponseWire {
   const body: TokenResponseWire = { access_token: record.token, token_type: 'bearer', scope: record.scopes.join(' '), created_at: Math.floor(record.createdAtMs / 1000) };
-  if (record.expiresAtMs !== undefined) {
-    body.expires_in = Math.round((record.expiresAtMs - record.createdAtMs) / 1000);
+  const expiresIn = lifetimeS(record);
+  if (expiresIn !== undefined) {
+    body.expires_in = expiresIn;
   }
   return body;
 }
@@ -253,8 +254,8 @@ export function createRequestHandler(options: HandlerOptions): (req: IncomingMes
   const approve = (res: ServerResponse, request: AuthorizeRequest, ownerId: number, session?: BrowserSession) => {
     if (request.responseType === 'token') {
       const token = state.issueToken({ client: request.client, ownerId, scopes: request.scopes, grant: 'implicit' });
-      const expiresIn = token.expiresAtMs === undefined ? undefined : String(Math.round((token.expiresAtMs - token.createdAtMs) / 1000));
-      sendRedirect(res, redirectTo(request.redirectUri, { access_token: token.token, token_type: 'Bearer', expires_in: expiresIn, state: request.state }, true), session);
+      const expiresIn = lifetimeS(token);
+      sendRedirect(res, redirectTo(request.redirectUri, { access_token: token.token, token_type: 'Bearer', expires_in: expiresIn === undefined ? undefined : String(expiresIn), state: request.state }, true), session);
       return;
     }
     const code = state.issueCode({ client: request.client, ownerId, redirectUri: request.redirectUri, scopes: request.scopes, challenge: request.challenge });

@@ -68,6 +68,11 @@ export const CODE_TTL_MS = 600_000;
 const SESSION_TTL_MS = 3_600_000;
 const PURGE_INTERVAL_MS = 1_000;
 
+/** A token's whole lifetime in seconds, as `expires_in` reports it; undefined for no expiry. */
+export function lifetimeS(record: AccessTokenRecord): number | undefined {
+  return record.expiresAtMs === undefined ? undefined : Math.round((record.expiresAtMs - record.createdAtMs) / 1000);
+}
+
 /** A random URL-safe token with 256 bits of entropy (43 characters). */
 export function randomToken(): string {
   return randomBytes(32).toString('base64url');

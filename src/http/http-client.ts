@@ -25,6 +25,9 @@ export interface HttpClient {
   fetch: HttpFetch;
 }
 
+/** undici's own timeouts (connect, headers, body), reported like the overall AbortSignal timeout. */
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
 const TLS_CODES = new Set([
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
@@ -90,15 +93,9 @@ export function describeNetworkFailure(label: string, error: unknown, timeoutMs:
     return error;
   }
   const name = error instanceof Error ? error.name : '';
-  if (name === 'TimeoutError' || name === 'AbortError') {
-    return new NetworkError(`${label}: no complete answer within ${timeoutMs / 1000} s`, {
-      hint: 'the server is slow or unreachable; raise --timeout SECONDS or try again',
-      cause: error,
-    });
-  }
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : '';
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (name === 'TimeoutError' || name === 'AbortError' || TIMEOUT_CODES.has(code)) {
     return new NetworkError(`${label}: no complete answer within ${timeoutMs / 1000} s`, {
       hint: 'the server is slow or unreachable; raise --timeout SECONDS or try again',
       cause: error,

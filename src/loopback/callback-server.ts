@@ -12,10 +12,13 @@ export interface CallbackServerOptions {
 }
 
 /**
- * What the caller makes of one callback request. Throw ForeignCallback-like errors with
- * `isForeign` to answer 400 and keep listening; any other throw ends the wait with that error.
+ * What the caller makes of one callback request: accept it (the value to resolve with and the page
+ * to show), or refuse it (`refusal` says why; answered 400, waiting goes on).
  */
-export type CallbackHandler<T> = (url: URL) => Promise<{ value: T; page: CallbackPage }>;
+export type CallbackOutcome<T> = { value: T; page: CallbackPage } | { refusal: string };
+
+/** Judges one callback request; a throw ends the wait with that error, shown on the page. */
+export type CallbackHandler<T> = (url: URL) => Promise<CallbackOutcome<T>>;
 
 /** Options of one wait. */
 export interface WaitOptions {
@@ -34,7 +37,7 @@ export interface CallbackServer {
   readonly port: number;
   /**
    * Serves callbacks until `handle` accepts one (resolves with its value) or fails (rejects);
-   * refused callbacks (`isForeignCallback`) are answered 400 and waiting goes on. Rejects with
+   * refused callbacks are answered 400 and waiting goes on. Rejects with
    * CallbackTimeoutError after `timeoutMs`, InterruptedError on abort. Closes the listener in
    * every case before settling.
    */
@@ -45,11 +48,6 @@ export interface CallbackServer {
 
 /** No callback arrived within `--wait`: exit 3 (timeout). */
 export class CallbackTimeoutError extends NetworkError {}
-
-/** Whether an error means "this callback is not ours; keep waiting". */
-export function isForeignCallback(error: unknown): boolean {
-  return error instanceof Error && error.name === 'ForeignCallbackError';
-}
 
 const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
@@ -149,19 +147,18 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
           }
           isHandling = true;
           handle(url).then(
-            ({ value, page }) => {
-              respond(res, 200, page);
-              settle(() => resolve(value));
-            },
-            (error: unknown) => {
-              isHandling = false;
-              const detail = error instanceof Error ? error.message : String(error);
-              if (isForeignCallback(error)) {
-                respond(res, 400, { isSuccess: false, title: 'Sign-in not accepted', detail });
-                wait.onRefused?.(detail);
+            (outcome) => {
+              if ('refusal' in outcome) {
+                isHandling = false;
+                respond(res, 400, { isSuccess: false, title: 'Sign-in not accepted', detail: outcome.refusal });
+                wait.onRefused?.(outcome.refusal);
                 return;
               }
-              respond(res, 200, { isSuccess: false, title: 'Sign-in failed', detail });
+              respond(res, 200, outcome.page);
+              settle(() => resolve(outcome.value));
+            },
+            (error: unknown) => {
+              respond(res, 200, { isSuccess: false, title: 'Sign-in failed', detail: error instanceof Error ? error.message : String(error) });
               settle(() => reject(error));
             },
           );

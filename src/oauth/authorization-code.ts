@@ -48,7 +48,7 @@ export async function createAuthorizationRequest(endpoints: Endpoints, params: A
 
 /**
  * A callback that does not belong to this login: missing or wrong `state`, or an `iss` naming
- * another server (RFC 9207). The listener answers it with an error page and keeps waiting.
+ * another server (RFC 9207). `login` refuses it and keeps waiting for the real one.
  */
 export class ForeignCallbackError extends AuthError {}
 

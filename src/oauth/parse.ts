@@ -1,4 +1,5 @@
 import { ServerError } from '../errors.js';
+import { isRecord } from '../is-record.js';
 
 /** A validated token endpoint answer (spec §2.2, RFC 6749 §5.1). */
 export interface TokenResponse {
@@ -26,10 +27,6 @@ export interface TokenInfo {
 
 /** Ten years in seconds: anything longer is a broken server, not a long-lived token. */
 const MAX_LIFETIME_S = 10 * 366 * 24 * 3600;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function malformed(endpoint: string, what: string): ServerError {
   return new ServerError(`${endpoint} sent a malformed answer: ${what}`);

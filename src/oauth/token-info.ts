@@ -17,12 +17,11 @@ export async function lookUpTokenInfo(peer: OAuthPeer, accessToken: string): Pro
     method: 'GET',
     headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
   });
-  if (response.status === 401) {
-    await response.body?.cancel();
-    return { isActive: false };
-  }
   if (response.status !== 200) {
     await response.body?.cancel();
+    if (response.status === 401) {
+      return { isActive: false };
+    }
     throw statusError('the token info endpoint', response.status);
   }
   let json: unknown;

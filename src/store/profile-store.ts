@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CliError, ExitCode } from '../errors.js';
+import { isRecord } from '../is-record.js';
 import { emptyProfile, parseProfile, ProfileFormatError, serializeProfile, type Profile } from './profile.js';
 
 /** Profiles on disk: one JSON file (mode 0600) in a directory of its own (mode 0700). */
@@ -9,8 +10,6 @@ export interface ProfileStore {
   readonly path: string;
   /** The named profile, or undefined when there is none. Throws StoreError for a bad file. */
   read(name: string): Profile | undefined;
-  /** Every profile, by name. */
-  list(): Map<string, Profile>;
   /**
    * Read-modify-write of one profile: `change` gets the current profile (an empty one when there
    * is none) and returns the new one, or undefined to delete it. Other profiles are untouched.
@@ -32,10 +31,6 @@ export class StoreError extends CliError {
 export interface StoreLocation {
   /** MMAUTH_CONFIG_DIR when set. */
   configDir: string | undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
@@ -97,13 +92,6 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     read(name) {
       const raw = readAll()[name];
       return raw === undefined ? undefined : parse(name, raw);
-    },
-    list() {
-      const profiles = new Map<string, Profile>();
-      for (const [name, raw] of Object.entries(readAll())) {
-        profiles.set(name, parse(name, raw));
-      }
-      return profiles;
     },
     update(name, change) {
       const all = readAll();

@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import { isRecord } from '../is-record.js';
 
 /** How a stored token was obtained. */
 export type Grant = 'authorization_code' | 'client_credentials' | 'implicit' | 'personal';
@@ -48,10 +49,6 @@ export function assertProfileName(name: string): string {
 
 /** Thrown by parseProfile for a field of the wrong shape; the store adds the file name. */
 export class ProfileFormatError extends Error {}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function optionalString(record: Record<string, unknown>, key: string, where: string): string | undefined {
   const value = record[key];

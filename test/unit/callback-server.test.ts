@@ -57,6 +57,21 @@ describe('the loopback listener (RFC 8252 §7.3)', () => {
     await expect(get(server.port, '/callback', `127.0.0.1:${server.port}`)).rejects.toThrow(/ECONNREFUSED/);
   });
 
+  it('a refused callback is answered 400 and waiting goes on', async () => {
+    const server = await listener();
+    const refusals: string[] = [];
+    const waiting = server.waitForCallback(
+      async (url) => (url.searchParams.get('state') === 'good' ? { value: 'ok', page: { isSuccess: true, title: '', detail: '' } } : { refusal: 'wrong state' }),
+      { timeoutMs: 5000, signal: new AbortController().signal, onRefused: (reason) => refusals.push(reason) },
+    );
+    const refused = await get(server.port, '/callback?state=bad', `127.0.0.1:${server.port}`);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('wrong state');
+    expect(refusals).toEqual(['wrong state']);
+    expect((await get(server.port, '/callback?state=good', `127.0.0.1:${server.port}`)).status).toBe(200);
+    await expect(waiting).resolves.toBe('ok');
+  });
+
   it('a failing handler ends the wait with its error and shows it, escaped', async () => {
     const server = await listener();
     const waiting = server.waitForCallback(async () => {
