@@ -3,7 +3,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { makeConfigDir, runCli, startCli } from '../support/cli.js';
-import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
+import { readConfig, readConfigText, startTestEmulator, storedAccessToken } from '../support/emulator.js';
 
 describe('mmauth client-credentials', () => {
   it('gets a token with the client credentials in the body and stores it', async () => {
@@ -39,7 +39,7 @@ describe('mmauth client-credentials', () => {
     const result = await runCli(['client-credentials'], { env: emulator.env(configDir) });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('');
-    const token = (readConfig(configDir) as { profiles: { default: { token: { access_token: string } } } }).profiles.default.token.access_token;
+    const token = storedAccessToken(configDir);
     expect(result.stderr).not.toContain(token);
     expect(result.stderr).toContain(`${token.slice(0, 4)}…${token.slice(-4)}`);
     expect(result.stderr).not.toContain(emulator.client.clientSecret);

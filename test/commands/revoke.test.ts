@@ -1,18 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { makeConfigDir, runCli } from '../support/cli.js';
-import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
+import type { EmulatorOptions } from '../../src/emulator/index.js';
+import { readConfig, readConfigText, startTestEmulator, storedAccessToken } from '../support/emulator.js';
 
 interface StoredConfig {
   profiles: Record<string, { token?: { access_token: string }; client_secret?: string; base_url?: string }>;
 }
 
+/** An emulator, a config dir holding a client credentials token, and the config file's text then. */
+async function withStoredToken(options: EmulatorOptions = {}) {
+  const emulator = await startTestEmulator(options);
+  const configDir = makeConfigDir();
+  const env = emulator.env(configDir);
+  expect((await runCli(['client-credentials'], { env })).code).toBe(0);
+  return { emulator, configDir, env, before: readConfigText(configDir) };
+}
+
 describe('mmauth revoke', () => {
   it('revokes, confirms with token info, forgets the token and keeps the settings; info then exits 4', async () => {
-    const emulator = await startTestEmulator();
-    const configDir = makeConfigDir();
-    const env = emulator.env(configDir);
-    expect((await runCli(['client-credentials'], { env })).code).toBe(0);
-    const token = (readConfig(configDir) as StoredConfig).profiles.default?.token?.access_token ?? '';
+    const { emulator, configDir, env } = await withStoredToken();
+    const token = storedAccessToken(configDir);
 
     const result = await runCli(['revoke', '--json'], { env });
     expect(result.code).toBe(0);
@@ -34,12 +41,7 @@ describe('mmauth revoke', () => {
   });
 
   it('with a wrong secret the spec server answers 200 but the token lives: exit 4, NOT revoked, token kept', async () => {
-    const emulator = await startTestEmulator();
-    const configDir = makeConfigDir();
-    const env = emulator.env(configDir);
-    expect((await runCli(['client-credentials'], { env })).code).toBe(0);
-    const before = readConfigText(configDir);
-
+    const { configDir, env, before } = await withStoredToken();
     const result = await runCli(['revoke'], { env: { ...env, MMAUTH_CLIENT_SECRET: 'wrong' } });
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('the token was NOT revoked');
@@ -48,11 +50,7 @@ describe('mmauth revoke', () => {
   });
 
   it("with a wrong secret Doorkeeper 5 answers 403 unauthorized_client: exit 4, token kept", async () => {
-    const emulator = await startTestEmulator({ flavor: 'doorkeeper5' });
-    const configDir = makeConfigDir();
-    const env = emulator.env(configDir);
-    expect((await runCli(['client-credentials'], { env })).code).toBe(0);
-    const before = readConfigText(configDir);
+    const { configDir, env, before } = await withStoredToken({ flavor: 'doorkeeper5' });
     const result = await runCli(['revoke'], { env: { ...env, MMAUTH_CLIENT_SECRET: 'wrong' } });
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/NOT revoked.*403.*unauthorized_client/);

@@ -10,16 +10,11 @@
 import { describe, expect, it } from 'vitest';
 import { runHeadlessBrowser } from '../../src/demo/headless-browser.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
-import { readConfig, readConfigText } from '../support/emulator.js';
+import { readConfig, readConfigText, storedAccessToken as storedToken } from '../support/emulator.js';
 import { startTestProvider, type TestProvider } from '../support/oidc-provider.js';
 
 function envFor(provider: TestProvider, configDir: string, extra: Record<string, string | undefined> = {}) {
   return { MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: provider.baseUrl, MMAUTH_CLIENT_ID: provider.clientId, MMAUTH_CLIENT_SECRET: provider.clientSecret, ...extra };
-}
-
-function storedToken(configDir: string): string {
-  const config = readConfig(configDir) as { profiles: { default: { token: { access_token: string } } } };
-  return config.profiles.default.token.access_token;
 }
 
 describe('interop with oidc-provider (OpenID Certified)', () => {

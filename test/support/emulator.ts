@@ -42,6 +42,16 @@ export function readConfig(configDir: string): unknown {
   return JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8'));
 }
 
+/** The access token stored in a profile of the config file (throws when there is none). */
+export function storedAccessToken(configDir: string, profile = 'default'): string {
+  const config = readConfig(configDir) as { profiles: Record<string, { token?: { access_token?: string } }> };
+  const token = config.profiles[profile]?.token?.access_token;
+  if (token === undefined) {
+    throw new Error(`profile "${profile}" has no stored token`);
+  }
+  return token;
+}
+
 /** The raw config file, or undefined when there is none. */
 export function readConfigText(configDir: string): string | undefined {
   try {
