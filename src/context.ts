@@ -21,8 +21,8 @@ export interface AppContext {
   prompter: Prompter;
   /** Opens the profile store (MMAUTH_CONFIG_DIR or the platform config dir). */
   openStore(): Promise<ProfileStore>;
-  /** An HTTP client whose every request is bounded by `timeoutMs`. */
-  http(timeoutMs: number): HttpClient;
+  /** An HTTP client whose every request is bounded by `timeoutMs`; `trace` gets the redacted exchange. */
+  http(timeoutMs: number, trace?: (line: string) => void): HttpClient;
   /** A browser launcher; `isVerbose` shows the BROWSER command's stderr. */
   browser(isVerbose: boolean): BrowserLauncher;
   /** Reads a whole file as UTF-8. */
@@ -49,7 +49,7 @@ export function createContext(proc: ProcessLike, signal: AbortSignal): AppContex
     output: () => (output ??= createOutput(proc, proc.env)),
     prompter: createPrompter(proc),
     openStore: () => (store ??= openProfileStore({ configDir: proc.env.MMAUTH_CONFIG_DIR || undefined })),
-    http: (timeoutMs) => createHttpClient({ timeoutMs, interrupt: signal }),
+    http: (timeoutMs, trace) => createHttpClient({ timeoutMs, interrupt: signal, ...(trace === undefined ? {} : { trace }) }),
     browser: (isVerbose) => createBrowserLauncher(proc.env, proc.platform, isVerbose),
     readTextFile: (path) => readFile(path, 'utf8'),
     readStdin: async () => {

@@ -1,9 +1,14 @@
 import { Command } from '@commander-js/extra-typings';
 import { registerClientCredentials } from './commands/client-credentials.js';
+import { registerCompletion } from './commands/completion.js';
 import { registerEmulator } from './commands/emulator.js';
+import { registerHeader } from './commands/header.js';
 import { registerInfo } from './commands/info.js';
 import { registerLogin } from './commands/login.js';
+import { registerLogout } from './commands/logout.js';
 import { registerRevoke } from './commands/revoke.js';
+import { registerStatus } from './commands/status.js';
+import { registerToken } from './commands/token.js';
 import type { AppContext } from './context.js';
 
 /**
@@ -33,6 +38,11 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 network/timeout, 4 authentication/authoriz
   registerClientCredentials(program, ctx);
   registerInfo(program, ctx);
   registerRevoke(program, ctx);
+  registerToken(program, ctx);
+  registerHeader(program, ctx);
+  registerStatus(program, ctx);
+  registerLogout(program, ctx);
   registerEmulator(program, ctx);
+  registerCompletion(program, ctx);
   return program;
 }

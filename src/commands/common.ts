@@ -36,7 +36,22 @@ export function withCommonOptions<A extends unknown[], O extends OptionValues, G
     .option('--profile <name>', 'profile to use (env MMAUTH_PROFILE; default "default")')
     .option('--timeout <seconds>', 'bound on each HTTP request', parseSeconds(1), 30)
     .option('--json', 'print one JSON document on stdout')
-    .option('--verbose', 'show details and stack traces on errors');
+    .option('--verbose', 'trace every HTTP exchange (secrets redacted) and show stack traces (env MMAUTH_DEBUG=1)');
+}
+
+/** Options of a command that reads only the local store: --profile, --json, --verbose. */
+export interface LocalOptions {
+  profile?: string;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+/** Adds --profile, --json and --verbose: the options of commands that never reach the network. */
+export function withLocalOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
+  return command
+    .option('--profile <name>', 'profile to use (env MMAUTH_PROFILE; default "default")')
+    .option('--json', 'print one JSON document on stdout')
+    .option('--verbose', 'show stack traces on errors (env MMAUTH_DEBUG=1)');
 }
 
 /** Adds --client-id, --client-secret-file and --client-secret-stdin. No option takes the secret itself. */
@@ -62,6 +77,21 @@ export function resolveProfileName(flag: string | undefined, env: NodeJS.Process
   return assertProfileName(pickSetting(flag, env.MMAUTH_PROFILE, undefined) ?? 'default');
 }
 
+/** The selected profile and the store it lives in, without resolving a base URL. */
+export interface LocalSession {
+  profileName: string;
+  /** The stored profile, undefined when there is none yet. */
+  profile: Profile | undefined;
+  store: ProfileStore;
+}
+
+/** Opens the store and reads the selected profile (--profile > MMAUTH_PROFILE > default). */
+export async function openLocalSession(options: { profile?: string }, ctx: AppContext): Promise<LocalSession> {
+  const profileName = resolveProfileName(options.profile, ctx.env);
+  const store = await ctx.openStore();
+  return { profileName, store, profile: store.read(profileName) };
+}
+
 /** Resolved settings of a client command: profile, store, endpoints and transport. */
 export interface Session {
   profileName: string;
@@ -85,7 +115,14 @@ export async function openSession(options: CommonOptions, ctx: AppContext): Prom
     throw new UsageError('no base URL', { hint: 'pass --base-url https://host or set MMAUTH_BASE_URL' });
   }
   const endpoints = resolveEndpoints(baseUrl);
-  return { profileName, profile, store, endpoints, peer: { endpoints, fetch: ctx.http(options.timeout * 1000).fetch } };
+  const out = await ctx.output();
+  const trace = isDebug(options, ctx.env) ? (line: string) => out.debug(line) : undefined;
+  return { profileName, profile, store, endpoints, peer: { endpoints, fetch: ctx.http(options.timeout * 1000, trace).fetch } };
+}
+
+/** Whether to trace HTTP and show stack traces: --verbose or MMAUTH_DEBUG=1. */
+export function isDebug(options: { verbose?: boolean }, env: NodeJS.ProcessEnv): boolean {
+  return options.verbose === true || env.MMAUTH_DEBUG === '1';
 }
 
 /** The client id: flag > MMAUTH_CLIENT_ID > profile. Throws UsageError naming both when absent. */
@@ -175,7 +212,7 @@ export function requireToken(ctx: AppContext, profileName: string, profile: Prof
 }
 
 /** Whole seconds from `nowMs` (epoch ms) until a stored token's `expiresAt`, at least 0; undefined for no expiry. */
-function secondsLeft(token: StoredToken, nowMs: number): number | undefined {
+export function secondsLeft(token: StoredToken, nowMs: number): number | undefined {
   return token.expiresAt === undefined ? undefined : Math.max(0, Math.round((Date.parse(token.expiresAt) - nowMs) / 1000));
 }
 
@@ -205,4 +242,52 @@ export function reportToken(out: Output, token: StoredToken, profileName: string
   out.field('scope', token.scope ?? '(none)');
   out.field('expires', describeLifetime(secondsLeft(token, nowMs), nowMs));
   out.field('token', maskToken(token.accessToken));
+}
+
+/** What a stored token is worth now: usable with time left, usable forever, expired, or absent. */
+export type TokenState = 'valid' | 'no_expiry' | 'expired' | 'none';
+
+/** The state of a stored token at `nowMs` (spec §3: a token without expires_in never expires by time). */
+export function judgeStoredToken(token: StoredToken | undefined, nowMs: number): TokenState {
+  if (token === undefined) return 'none';
+  if (token.expiresAt === undefined) return 'no_expiry';
+  return Date.parse(token.expiresAt) > nowMs ? 'valid' : 'expired';
+}
+
+/** The command that gets a new token of the same kind as `grant`, for hints. */
+export function renewCommand(grant: Grant | undefined): string {
+  switch (grant) {
+    case 'client_credentials':
+      return 'mmauth client-credentials';
+    case 'personal':
+      return 'mmauth login --with-token';
+    case 'implicit':
+      return 'mmauth login --implicit';
+    default:
+      return 'mmauth login';
+  }
+}
+
+/**
+ * The stored token if it is usable for at least `minTtlS` more seconds (a token with no expiry
+ * always is). Throws AuthError (exit 4) naming the profile when there is none, it has expired,
+ * or less than `minTtlS` is left.
+ */
+export function requireUsableToken(profileName: string, profile: Profile | undefined, nowMs: number, minTtlS = 0): StoredToken {
+  const token = profile?.token;
+  const state = judgeStoredToken(token, nowMs);
+  if (token === undefined || state === 'none') {
+    throw new AuthError(`not logged in: profile "${profileName}" has no stored token`, {
+      hint: 'run `mmauth login` or `mmauth client-credentials` first',
+    });
+  }
+  const hint = `get a new one: ${renewCommand(token.grant)}${profileName === 'default' ? '' : ` --profile ${profileName}`}`;
+  if (state === 'expired') {
+    throw new AuthError(`the token of profile "${profileName}" expired at ${formatInstant(Date.parse(token.expiresAt ?? ''))}`, { hint });
+  }
+  const leftS = secondsLeft(token, nowMs);
+  if (leftS !== undefined && leftS < minTtlS) {
+    throw new AuthError(`the token of profile "${profileName}" has ${leftS} s left, less than --min-ttl ${minTtlS}`, { hint });
+  }
+  return token;
 }

@@ -6,6 +6,7 @@ import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import { startCallbackServer } from '../loopback/callback-server.js';
 import { startWaitIndicator } from '../ui/wait-indicator.js';
 import {
+  isDebug,
   openSession,
   reportToken,
   type ClientOptions,
@@ -97,7 +98,7 @@ export async function runLogin(options: LoginOptions, ctx: AppContext): Promise<
     const request = await createAuthorizationRequest(endpoints, { clientId, redirectUri, scope });
     out.info(`Open this URL in a browser to sign in to ${endpoints.baseUrl} and allow access:\n\n  ${request.url.href}\n`);
     if (options.browser) {
-      const outcome = await ctx.browser(options.verbose === true).open(request.url.href);
+      const outcome = await ctx.browser(isDebug(options, ctx.env)).open(request.url.href);
       out.info(outcome.isOpened ? `Opened it with ${outcome.via}.` : `Not opening a browser: ${outcome.reason}. Open the URL yourself.`);
     }
     const deadlineMs = ctx.nowMs() + options.wait * 1000;

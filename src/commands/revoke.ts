@@ -5,7 +5,8 @@ import { UnexpectedStatusError } from '../oauth/describe-error.js';
 import { requestRevocation } from '../oauth/revocation.js';
 import { lookUpTokenInfo } from '../oauth/token-info.js';
 import { maskToken } from '../ui/format.js';
-import { openSession, requireClientId, requireToken, resolveClientSecret, withClientOptions, withCommonOptions, type ClientOptions } from './common.js';
+import type { ClientCredentials } from '../oauth/peer.js';
+import { openSession, requireClientId, requireToken, resolveClientSecret, withClientOptions, withCommonOptions, type ClientOptions, type Session } from './common.js';
 
 /** Options of `mmauth revoke`. */
 export type RevokeOptions = ClientOptions;
@@ -36,28 +37,7 @@ export async function runRevoke(options: RevokeOptions, ctx: AppContext): Promis
   const { accessToken, stored } = requireToken(ctx, profileName, profile);
   const clientId = requireClientId(options.clientId, ctx, profile);
   const clientSecret = await resolveClientSecret(options, ctx, profile);
-  try {
-    await requestRevocation(session.peer, { clientId, clientSecret }, accessToken);
-  } catch (error) {
-    if (error instanceof AuthError) {
-      throw new AuthError(`the token was NOT revoked: ${error.message}`, { hint: error.hint ?? 'check the client id and secret', cause: error });
-    }
-    throw error;
-  }
-  let isConfirmed = true;
-  try {
-    const result = await lookUpTokenInfo(session.peer, accessToken);
-    if (result.isActive) {
-      throw new AuthError('the token was NOT revoked: the revoke endpoint answered 200 but token info still accepts the token', {
-        hint: 'the server revokes only tokens of the authenticated client: check the client id and secret of this profile',
-      });
-    }
-  } catch (error) {
-    if (!(error instanceof UnexpectedStatusError && error.status === 404)) {
-      throw error;
-    }
-    isConfirmed = false;
-  }
+  const isConfirmed = await revokeAndConfirm(session, { clientId, clientSecret }, accessToken);
   if (stored !== undefined) {
     session.store.update(profileName, (current) => ({ ...current, token: undefined }));
   }
@@ -71,4 +51,35 @@ export async function runRevoke(options: RevokeOptions, ctx: AppContext): Promis
   if (stored !== undefined) {
     out.info(`  Forgot the token of profile "${profileName}"; its settings stay.`);
   }
+}
+
+/**
+ * Revokes `accessToken` (spec §4.4; RFC 7009 §2) and confirms it with token info (spec §4.3, which
+ * must then answer 401). Resolves true when confirmed, false when the server has no token info
+ * endpoint (404; RFC 7009's reading of the 200 is taken). Throws AuthError (exit 4) when the
+ * server refuses or token info still accepts the token; NetworkError (3); ServerError (1).
+ */
+export async function revokeAndConfirm(session: Session, client: ClientCredentials, accessToken: string): Promise<boolean> {
+  try {
+    await requestRevocation(session.peer, client, accessToken);
+  } catch (error) {
+    if (error instanceof AuthError) {
+      throw new AuthError(`the token was NOT revoked: ${error.message}`, { hint: error.hint ?? 'check the client id and secret', cause: error });
+    }
+    throw error;
+  }
+  try {
+    const result = await lookUpTokenInfo(session.peer, accessToken);
+    if (result.isActive) {
+      throw new AuthError('the token was NOT revoked: the revoke endpoint answered 200 but token info still accepts the token', {
+        hint: 'the server revokes only tokens of the authenticated client: check the client id and secret of this profile',
+      });
+    }
+  } catch (error) {
+    if (!(error instanceof UnexpectedStatusError && error.status === 404)) {
+      throw error;
+    }
+    return false;
+  }
+  return true;
 }

@@ -10,6 +10,8 @@ export interface ProfileStore {
   readonly path: string;
   /** The named profile, or undefined when there is none. Throws StoreError for a bad file. */
   read(name: string): Profile | undefined;
+  /** Every profile, sorted by name. Throws StoreError for a bad file. */
+  list(): Array<{ name: string; profile: Profile }>;
   /**
    * Read-modify-write of one profile: `change` gets the current profile (an empty one when there
    * is none) and returns the new one, or undefined to delete it. Other profiles are untouched.
@@ -92,6 +94,11 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     read(name) {
       const raw = readAll()[name];
       return raw === undefined ? undefined : parse(name, raw);
+    },
+    list() {
+      return Object.entries(readAll())
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([name, raw]) => ({ name, profile: parse(name, raw) }));
     },
     update(name, change) {
       const all = readAll();

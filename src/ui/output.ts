@@ -20,6 +20,8 @@ export interface Output {
   error(line: string, hint?: string): void;
   /** A label: value line on stderr, the label dimmed. */
   field(label: string, value: string): void;
+  /** A diagnostic line on stderr (dimmed), for --verbose. */
+  debug(line: string): void;
   /** Writes raw text to stderr (progress indicators). */
   raw(text: string): void;
   /** Whether stderr is a terminal (progress may redraw lines). */
@@ -64,6 +66,7 @@ export async function createOutput(streams: OutputStreams, env: NodeJS.ProcessEn
       }
     },
     field: (label, value) => err(`  ${paint.dim(`${label}:`.padEnd(14))} ${value}`),
+    debug: (line) => err(paint.dim(line)),
     raw: (text) => streams.stderr.write(text),
   };
 }

@@ -1,0 +1,171 @@
+import { Argument, type Command } from '@commander-js/extra-typings';
+import type { AppContext } from '../context.js';
+
+/** The shells `mmauth completion` writes a script for. */
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+export type Shell = (typeof SHELLS)[number];
+
+/** One option as completion sees it. */
+interface OptionSpec {
+  flags: string[];
+  description: string;
+  takesValue: boolean;
+  /** Fixed values (e.g. --flavor), completed as words. */
+  choices: readonly string[] | undefined;
+  isFile: boolean;
+}
+
+/** One subcommand as completion sees it. */
+interface CommandSpec {
+  name: string;
+  description: string;
+  options: OptionSpec[];
+  /** Fixed values of its first argument, if any (`completion bash|zsh|fish`). */
+  argumentChoices: readonly string[] | undefined;
+}
+
+/** Registers `mmauth completion`; the logic is runCompletion. */
+export function registerCompletion(program: Command, ctx: AppContext): void {
+  program
+    .command('completion')
+    .description('print a shell completion script for bash, zsh or fish')
+    .addArgument(new Argument('<shell>', 'the shell to complete in').choices(SHELLS))
+    .addHelpText('after', `
+Examples:
+  $ source <(mmauth completion bash)                       # add to ~/.bashrc
+  $ mmauth completion zsh > "\${fpath[1]}/_mmauth"            # then restart zsh
+  $ mmauth completion fish > ~/.config/fish/completions/mmauth.fish`)
+    .action(async (shell) => runCompletion(shell, program, ctx));
+}
+
+/**
+ * Prints the completion script for `shell` on stdout, generated from the commander program itself
+ * (every subcommand, its options and their descriptions), so it never drifts from the CLI.
+ */
+export async function runCompletion(shell: Shell, program: Command, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const specs = describeCommands(program);
+  out.data(shell === 'bash' ? bashScript(specs) : shell === 'zsh' ? zshScript(specs) : fishScript(specs));
+}
+
+/** The subcommands of `program` with their options, for the script generators. */
+export function describeCommands(program: Command): CommandSpec[] {
+  return program.commands.map((command) => ({
+    name: command.name(),
+    description: command.description(),
+    options: [
+      ...command.options.map((option) => ({
+        flags: [option.short, option.long].filter((flag): flag is string => flag !== undefined),
+        description: option.description,
+        takesValue: option.required || option.optional,
+        choices: option.argChoices,
+        isFile: (option.long ?? '').endsWith('-file'),
+      })),
+      { flags: ['-h', '--help'], description: 'display help for command', takesValue: false, choices: undefined, isFile: false },
+    ],
+    argumentChoices: command.registeredArguments[0]?.argChoices,
+  }));
+}
+
+const quoteSh = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+
+function bashScript(specs: CommandSpec[]): string {
+  const cases = specs
+    .map((spec) => {
+      const words = spec.options.flatMap((o) => o.flags).join(' ');
+      const valued = spec.options.filter((o) => o.takesValue).flatMap((o) => o.flags);
+      const choiceCases = spec.options
+        .filter((o) => o.choices !== undefined)
+        .map((o) => `        ${o.flags.join('|')}) COMPREPLY=($(compgen -W ${quoteSh((o.choices ?? []).join(' '))} -- "$cur")); return ;;`);
+      const fileCases = spec.options.filter((o) => o.isFile).map((o) => `        ${o.flags.join('|')}) COMPREPLY=($(compgen -f -- "$cur")); return ;;`);
+      const valueCase = valued.length === 0 ? [] : [`        ${valued.join('|')}) COMPREPLY=(); return ;;`];
+      const argument = spec.argumentChoices === undefined ? '' : `\n      [[ "$cur" != -* ]] && { COMPREPLY=($(compgen -W ${quoteSh(spec.argumentChoices.join(' '))} -- "$cur")); return; }`;
+      return `    ${spec.name})
+      case "$prev" in
+${[...choiceCases, ...fileCases, ...valueCase].join('\n')}
+      esac${argument}
+      COMPREPLY=($(compgen -W ${quoteSh(words)} -- "$cur")) ;;`;
+    })
+    .join('\n');
+  return `# bash completion for mmauth. Load it with: source <(mmauth completion bash)
+_mmauth() {
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" cmd="" i
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    case "\${COMP_WORDS[i]}" in -*) ;; *) cmd="\${COMP_WORDS[i]}"; break ;; esac
+  done
+  case "$cmd" in
+    "") COMPREPLY=($(compgen -W ${quoteSh(`${specs.map((s) => s.name).join(' ')} --help --version`)} -- "$cur")) ;;
+${cases}
+    *) COMPREPLY=() ;;
+  esac
+}
+complete -o default -F _mmauth mmauth`;
+}
+
+const quoteZsh = (text: string) => text.replace(/\\/g, '\\\\').replace(/'/g, `'\\''`).replace(/([[\]:])/g, '\\$1');
+
+function zshScript(specs: CommandSpec[]): string {
+  const commands = specs.map((spec) => `    '${spec.name}:${quoteZsh(spec.description)}'`).join('\n');
+  const cases = specs
+    .map((spec) => {
+      const args = spec.options.map((o) => {
+        const names = o.flags.length > 1 ? `{${o.flags.join(',')}}` : o.flags[0] ?? '';
+        const exclusive = o.flags.length > 1 ? `'(${o.flags.join(' ')})'` : '';
+        const action = !o.takesValue ? '' : o.choices !== undefined ? `:value:(${o.choices.join(' ')})` : o.isFile ? ':file:_files' : ':value:';
+        return `        ${exclusive}${names}'[${quoteZsh(o.description)}]${action}'`;
+      });
+      if (spec.argumentChoices !== undefined) {
+        args.push(`        ':shell:(${spec.argumentChoices.join(' ')})'`);
+      }
+      return `    ${spec.name})\n      _arguments -s \\\n${args.join(' \\\n')} ;;`;
+    })
+    .join('\n');
+  return `#compdef mmauth
+# zsh completion for mmauth. Save as _mmauth in a directory of $fpath, or: source <(mmauth completion zsh)
+_mmauth() {
+  local -a commands
+  commands=(
+${commands}
+  )
+  if (( CURRENT == 2 )); then
+    _describe -t commands 'mmauth command' commands
+    _arguments '(-h --help)'{-h,--help}'[display help]' '(-V --version)'{-V,--version}'[show the version]'
+    return
+  fi
+  local command=$words[2]
+  shift words
+  (( CURRENT-- ))
+  case $command in
+${cases}
+  esac
+}
+if [[ $funcstack[1] == _mmauth ]]; then
+  _mmauth "$@"
+else
+  compdef _mmauth mmauth
+fi`;
+}
+
+const quoteFish = (text: string) => `'${text.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+function fishScript(specs: CommandSpec[]): string {
+  const lines = [
+    '# fish completion for mmauth. Save as ~/.config/fish/completions/mmauth.fish',
+    'complete -c mmauth -f',
+    `complete -c mmauth -n __fish_use_subcommand -s h -l help -d 'display help'`,
+    `complete -c mmauth -n __fish_use_subcommand -s V -l version -d 'show the version'`,
+  ];
+  for (const spec of specs) {
+    lines.push(`complete -c mmauth -n __fish_use_subcommand -a ${spec.name} -d ${quoteFish(spec.description)}`);
+    const when = `-n '__fish_seen_subcommand_from ${spec.name}'`;
+    for (const option of spec.options) {
+      const names = option.flags.map((flag) => (flag.startsWith('--') ? `-l ${flag.slice(2)}` : `-s ${flag.slice(1)}`)).join(' ');
+      const value = !option.takesValue ? '' : option.choices !== undefined ? ` -x -a ${quoteFish(option.choices.join(' '))}` : option.isFile ? ' -r -F' : ' -x';
+      lines.push(`complete -c mmauth ${when} ${names}${value} -d ${quoteFish(option.description)}`);
+    }
+    if (spec.argumentChoices !== undefined) {
+      lines.push(`complete -c mmauth ${when} -a ${quoteFish(spec.argumentChoices.join(' '))}`);
+    }
+  }
+  return lines.join('\n');
+}

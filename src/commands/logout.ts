@@ -1,0 +1,72 @@
+import type { Command } from '@commander-js/extra-typings';
+import type { AppContext } from '../context.js';
+import { CliError, InterruptedError } from '../errors.js';
+import { maskToken } from '../ui/format.js';
+import { openLocalSession, openSession, requireClientId, resolveClientSecret, withClientOptions, withCommonOptions, type ClientOptions } from './common.js';
+import { revokeAndConfirm } from './revoke.js';
+
+/** Options of `mmauth logout`. */
+export interface LogoutOptions extends ClientOptions {
+  /** Forget the token without asking the server to revoke it. */
+  localOnly?: boolean;
+}
+
+/** Registers `mmauth logout`; the logic is runLogout. */
+export function registerLogout(program: Command, ctx: AppContext): void {
+  withClientOptions(withCommonOptions(program.command('logout')))
+    .description("revoke the profile's stored token on the server, then forget it (the profile's settings stay)")
+    .option('--local-only', 'forget the token without revoking it on the server (offline, or a server you cannot reach)')
+    .addHelpText('after', `
+Examples:
+  $ mmauth logout
+  $ mmauth logout --profile ci --local-only`)
+    .action(async (options) => runLogout(options, ctx));
+}
+
+/**
+ * Logs the selected profile out: unless `localOnly`, revokes its stored token and confirms it
+ * (revokeAndConfirm; spec §4.4, RFC 7009), then deletes the token from the profile. MMAUTH_TOKEN
+ * is not consulted: logout is about what is stored. A personal access token cannot be revoked
+ * by the client (the user made it), so it is only forgotten, with a warning. A profile with no
+ * token is a no-op (exit 0). --json prints `{logged_out, revoked, confirmed, profile}`. Errors as
+ * runRevoke; on any error the token is kept.
+ */
+export async function runLogout(options: LogoutOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const local = await openLocalSession(options, ctx);
+  const { profileName } = local;
+  const token = local.profile?.token;
+  if (token === undefined) {
+    if (options.json === true) {
+      out.json({ logged_out: false, revoked: false, confirmed: false, profile: profileName });
+    }
+    out.info(`Profile "${profileName}" has no stored token: nothing to log out.`);
+    return;
+  }
+  let isRevoked = false;
+  let isConfirmed = false;
+  if (options.localOnly === true) {
+    out.warn(`not revoking ${maskToken(token.accessToken)} on the server (--local-only): it stays valid until it expires`);
+  } else if (token.grant === 'personal') {
+    out.warn('a personal access token can only be revoked where it was created (the service\'s settings); forgetting it here only');
+  } else {
+    const session = await openSession(options, ctx);
+    const clientId = requireClientId(options.clientId, ctx, session.profile);
+    const clientSecret = await resolveClientSecret(options, ctx, session.profile);
+    try {
+      isConfirmed = await revokeAndConfirm(session, { clientId, clientSecret }, token.accessToken);
+    } catch (error) {
+      if (error instanceof CliError && !(error instanceof InterruptedError)) {
+        const hint = `${error.hint === undefined ? '' : `${error.hint}; `}or pass --local-only to forget the token without revoking it`;
+        throw new CliError(error.message, error.exitCode, { hint, cause: error });
+      }
+      throw error;
+    }
+    isRevoked = true;
+  }
+  local.store.update(profileName, (current) => ({ ...current, token: undefined }));
+  if (options.json === true) {
+    out.json({ logged_out: true, revoked: isRevoked, confirmed: isConfirmed, profile: profileName });
+  }
+  out.success(`Logged out of profile "${profileName}"${isRevoked ? `: revoked ${maskToken(token.accessToken)}${isConfirmed ? ' (confirmed)' : ''}` : ''}; its settings stay.`);
+}

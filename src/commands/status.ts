@@ -1,0 +1,105 @@
+import type { Command } from '@commander-js/extra-typings';
+import type { AppContext } from '../context.js';
+import { AuthError } from '../errors.js';
+import type { Profile } from '../store/profile.js';
+import { formatDuration, formatInstant, maskToken } from '../ui/format.js';
+import { judgeStoredToken, renewCommand, resolveProfileName, secondsLeft, withLocalOptions, type LocalOptions, type TokenState } from './common.js';
+
+/** Options of `mmauth status`. */
+export type StatusOptions = LocalOptions;
+
+/** Registers `mmauth status`; the logic is runStatus. */
+export function registerStatus(program: Command, ctx: AppContext): void {
+  withLocalOptions(program.command('status'))
+    .description('list every profile: base URL, client id, grant, scopes, token state, stored secret (exit 4 when the selected profile has no valid token)')
+    .addHelpText('after', `
+Examples:
+  $ mmauth status
+  $ mmauth status --profile ci --json | jq '.profiles[] | select(.selected) | .state'`)
+    .action(async (options) => runStatus(options, ctx));
+}
+
+/** One profile as `status --json` prints it (README "JSON output"). */
+export interface ProfileStatusJson {
+  name: string;
+  selected: boolean;
+  base_url: string | null;
+  client_id: string | null;
+  grant: string | null;
+  scope: string | null;
+  state: TokenState;
+  expires_in: number | null;
+  expires_at: string | null;
+  has_client_secret: boolean;
+}
+
+function describeState(state: TokenState, profile: Profile, nowMs: number): string {
+  const token = profile.token;
+  switch (state) {
+    case 'none':
+      return 'none';
+    case 'expired':
+      return `expired at ${formatInstant(Date.parse(token?.expiresAt ?? ''))}`;
+    case 'no_expiry':
+      return 'valid, no expiry';
+    case 'valid':
+      return `valid, ${formatDuration(token === undefined ? 0 : (secondsLeft(token, nowMs) ?? 0))} left (until ${formatInstant(Date.parse(token?.expiresAt ?? ''))})`;
+  }
+}
+
+/**
+ * Lists every stored profile (the selected one marked) and the config file path, from the store
+ * alone (no network; `mmauth info` asks the server). --json prints
+ * `{config_file, selected, profiles: ProfileStatusJson[]}`. Throws AuthError (exit 4) after
+ * printing when the selected profile has no valid token (none or expired).
+ */
+export async function runStatus(options: StatusOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const selected = resolveProfileName(options.profile, ctx.env);
+  const store = await ctx.openStore();
+  const nowMs = ctx.nowMs();
+  const profiles = store.list();
+  const rows = profiles.map(({ name, profile }) => ({ name, profile, state: judgeStoredToken(profile.token, nowMs) }));
+  if (options.json === true) {
+    out.json({
+      config_file: store.path,
+      selected,
+      profiles: rows.map(({ name, profile, state }): ProfileStatusJson => {
+        const token = profile.token;
+        return {
+          name,
+          selected: name === selected,
+          base_url: profile.baseUrl ?? null,
+          client_id: profile.clientId ?? null,
+          grant: token?.grant ?? null,
+          scope: token?.scope ?? profile.scope ?? null,
+          state,
+          expires_in: token === undefined ? null : (secondsLeft(token, nowMs) ?? null),
+          expires_at: token?.expiresAt === undefined ? null : formatInstant(Date.parse(token.expiresAt)),
+          has_client_secret: profile.clientSecret !== undefined,
+        };
+      }),
+    });
+  }
+  out.info(`Config file: ${store.path}`);
+  if (rows.length === 0) {
+    out.info('No profiles yet.');
+  }
+  for (const { name, profile, state } of rows) {
+    out.info('');
+    out.info(`${name === selected ? '▸' : ' '} ${name}${name === selected ? ' (selected)' : ''}`);
+    out.field('base URL', profile.baseUrl ?? '(not set)');
+    out.field('client id', profile.clientId ?? '(not set)');
+    out.field('grant', profile.token?.grant ?? '(no token)');
+    out.field('scopes', profile.token?.scope ?? profile.scope ?? '(not set)');
+    out.field('token', state === 'none' ? 'none' : `${describeState(state, profile, nowMs)}   ${maskToken(profile.token?.accessToken ?? '')}`);
+    out.field('client secret', profile.clientSecret === undefined ? 'not stored' : 'stored');
+  }
+  const current = rows.find((row) => row.name === selected);
+  if (current === undefined || (current.state !== 'valid' && current.state !== 'no_expiry')) {
+    const what = current === undefined ? 'does not exist' : current.state === 'none' ? 'has no token' : 'has an expired token';
+    throw new AuthError(`the selected profile "${selected}" ${what}`, {
+      hint: `run \`${renewCommand(current?.profile.token?.grant)}${selected === 'default' ? '' : ` --profile ${selected}`}\``,
+    });
+  }
+}
