@@ -2,7 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { requestClientCredentialsToken } from '../oauth/client-credentials.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
-import { openSession, reportToken, requireClientId, resolveClientSecret, resolveScope, toStoredToken, withClientOptions, withCommonOptions, type ClientOptions } from './common.js';
+import { openSession, reportToken, chooseScope, requireClientId, resolveClientSecret, toStoredToken, withClientOptions, withCommonOptions, type ClientOptions } from './common.js';
 
 /** Options of `mmauth client-credentials`. */
 export interface ClientCredentialsOptions extends ClientOptions {
@@ -34,8 +34,8 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
   const out = await ctx.output();
   const session = await openSession(options, ctx);
   const { endpoints, profile, profileName } = session;
-  const clientId = requireClientId(options.clientId, ctx, profile);
-  const scope = resolveScope(options.scope, profile, DEFAULT_SCOPE);
+  const clientId = await requireClientId(options.clientId, ctx, profile);
+  const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
   const clientSecret = await resolveClientSecret(options, ctx, profile);
   const response = await requestClientCredentialsToken(session.peer, clientId, clientSecret, scope);
   const nowMs = ctx.nowMs();

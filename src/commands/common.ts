@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { AuthError, UsageError } from '../errors.js';
 import { resolveEndpoints, type Endpoints } from '../oauth/endpoints.js';
 import { normalizeScope, type TokenResponse } from '../oauth/parse.js';
+import { KNOWN_SCOPES } from '../oauth/wire.js';
 import type { OAuthPeer } from '../oauth/peer.js';
 import { assertProfileName, type Grant, type Profile, type StoredToken } from '../store/profile.js';
 import type { ProfileStore } from '../store/profile-store.js';
@@ -110,9 +111,19 @@ export async function openSession(options: CommonOptions, ctx: AppContext): Prom
   const profileName = resolveProfileName(options.profile, ctx.env);
   const store = await ctx.openStore();
   const profile = store.read(profileName);
-  const baseUrl = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, profile?.baseUrl);
+  let baseUrl = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, profile?.baseUrl);
   if (baseUrl === undefined) {
-    throw new UsageError('no base URL', { hint: 'pass --base-url https://host or set MMAUTH_BASE_URL' });
+    if (!ctx.prompter.canPrompt) {
+      throw new UsageError('no base URL', { hint: 'pass --base-url https://host or set MMAUTH_BASE_URL' });
+    }
+    baseUrl = await ctx.prompter.text('Service base URL (https://…):', '--base-url URL or MMAUTH_BASE_URL', (value) => {
+      try {
+        resolveEndpoints(value);
+        return true;
+      } catch (error) {
+        return error instanceof Error ? error.message : String(error);
+      }
+    });
   }
   const endpoints = resolveEndpoints(baseUrl);
   const out = await ctx.output();
@@ -125,13 +136,21 @@ export function isDebug(options: { verbose?: boolean }, env: NodeJS.ProcessEnv):
   return options.verbose === true || env.MMAUTH_DEBUG === '1';
 }
 
-/** The client id: flag > MMAUTH_CLIENT_ID > profile. Throws UsageError naming both when absent. */
-export function requireClientId(flag: string | undefined, ctx: AppContext, profile: Profile | undefined): string {
+/**
+ * The client id: flag > MMAUTH_CLIENT_ID > profile > a prompt on a TTY. Throws UsageError (exit 2)
+ * naming the flag and the variable when it is absent and mmauth may not prompt.
+ */
+export async function requireClientId(flag: string | undefined, ctx: AppContext, profile: Profile | undefined): Promise<string> {
   const clientId = pickSetting(flag, ctx.env.MMAUTH_CLIENT_ID, profile?.clientId);
-  if (clientId === undefined) {
+  if (clientId !== undefined) {
+    return clientId;
+  }
+  if (!ctx.prompter.canPrompt) {
     throw new UsageError('no client id', { hint: 'pass --client-id ID or set MMAUTH_CLIENT_ID' });
   }
-  return clientId;
+  return ctx.prompter.text('Client id (from the app registration):', '--client-id ID or MMAUTH_CLIENT_ID', (value) =>
+    /^[\x21-\x7e]+$/.test(value) || 'a client id is printable ASCII without spaces',
+  );
 }
 
 /** Options that can carry the client secret (never as an argv value). */
@@ -173,6 +192,23 @@ export async function resolveClientSecret(options: SecretOptions, ctx: AppContex
     throw new UsageError('the client secret is empty or spans several lines', { hint: `provide it with ${SECRET_SOURCES}` });
   }
   return secret;
+}
+
+/**
+ * The scope to request: flag > profile > a checkbox of the spec's known scopes (§2.5) on a TTY >
+ * `fallback`. Space-separated; commas refused (UsageError).
+ */
+export async function chooseScope(flag: string | undefined, profile: Profile | undefined, fallback: string, ctx: AppContext): Promise<string> {
+  if (pickSetting(flag, undefined, profile?.scope) !== undefined || !ctx.prompter.canPrompt) {
+    return resolveScope(flag, profile, fallback);
+  }
+  const fallbackScopes = new Set(fallback.split(' '));
+  const ticked = await ctx.prompter.checkbox(
+    'Scopes to request:',
+    KNOWN_SCOPES.map((value) => ({ value, isChecked: fallbackScopes.has(value) })),
+    '--scope "service userinfo.email"',
+  );
+  return normalizeScope(ticked.join(' '));
 }
 
 /** The scope to request: flag > profile > `service` (space-separated; commas refused). */

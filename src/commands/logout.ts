@@ -51,7 +51,7 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
     out.warn('a personal access token can only be revoked where it was created (the service\'s settings); forgetting it here only');
   } else {
     const session = await openSession(options, ctx);
-    const clientId = requireClientId(options.clientId, ctx, session.profile);
+    const clientId = await requireClientId(options.clientId, ctx, session.profile);
     const clientSecret = await resolveClientSecret(options, ctx, session.profile);
     try {
       isConfirmed = await revokeAndConfirm(session, { clientId, clientSecret }, token.accessToken);

@@ -35,7 +35,7 @@ export async function runRevoke(options: RevokeOptions, ctx: AppContext): Promis
   const session = await openSession(options, ctx);
   const { profile, profileName } = session;
   const { accessToken, stored } = requireToken(ctx, profileName, profile);
-  const clientId = requireClientId(options.clientId, ctx, profile);
+  const clientId = await requireClientId(options.clientId, ctx, profile);
   const clientSecret = await resolveClientSecret(options, ctx, profile);
   const isConfirmed = await revokeAndConfirm(session, { clientId, clientSecret }, accessToken);
   if (stored !== undefined) {

@@ -2,11 +2,14 @@
  * A small headless user agent for the demo and the tests, given to `mmauth login` through BROWSER:
  * it opens the authorization URL, signs in, presses Allow (or Deny), follows redirects with a
  * cookie jar, and stops at the redirect URI. It understands plain HTML forms: the emulator's pages
- * and oidc-provider's development interaction pages. It runs no JavaScript.
+ * and oidc-provider's development interaction pages. It runs no JavaScript; for the implicit
+ * flow's relay page it does by hand what the page's script does.
  *
  *   BROWSER="node dist/demo/headless-browser.js" mmauth login …
- *   env: MMAUTH_AGENT_LOGIN (demo), MMAUTH_AGENT_PASSWORD (demo), MMAUTH_AGENT_DECISION (allow|deny)
+ *   env: MMAUTH_AGENT_LOGIN (demo), MMAUTH_AGENT_PASSWORD (demo), MMAUTH_AGENT_DECISION (allow|deny),
+ *        MMAUTH_AGENT_UNREACHABLE_FILE (play a remote browser: write the final URL there instead of loading it)
  */
+import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
 /** What the agent does on the pages. */
@@ -18,6 +21,11 @@ export interface AgentOptions {
   log: (line: string) => void;
   /** Bound on the whole run, in ms. */
   timeoutMs: number;
+  /**
+   * Play a browser on another machine that cannot reach the loopback redirect URI: stop before
+   * requesting it and return its URL (status 0), which the user would then paste back.
+   */
+  isRedirectUnreachable?: boolean;
 }
 
 /** Where the run ended: the last URL and what its page said. */
@@ -81,6 +89,10 @@ export async function runHeadlessBrowser(startUrl: string, options: AgentOptions
   for (let step = 0; step < 25; step++) {
     const url = new URL(request.url);
     const isServer = url.origin === serverOrigin;
+    if (!isServer && options.isRedirectUnreachable === true) {
+      options.log(`GET ${url.origin}${url.pathname} → unreachable from this machine`);
+      return { finalUrl: url.href, status: 0, body: '' };
+    }
     const headers: Record<string, string> = {};
     if (isServer && cookies.size > 0) headers.cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     if (request.body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
@@ -93,6 +105,9 @@ export async function runHeadlessBrowser(startUrl: string, options: AgentOptions
     }
     const body = await response.text();
     if (!isServer) {
+      if (/data-relay="fragment"/.test(body)) {
+        return relayFragment(url, signal, options);
+      }
       return { finalUrl: url.href, status: response.status, body };
     }
     const location = response.headers.get('location');
@@ -103,6 +118,22 @@ export async function runHeadlessBrowser(startUrl: string, options: AgentOptions
     request = nextRequest(url, body, options);
   }
   throw new Error('gave up after 25 steps without reaching the redirect URI');
+}
+
+/**
+ * Does what the implicit flow's relay page script does in a real browser (the agent runs no
+ * JavaScript): POSTs the fragment to the same path, from the same origin. The body is the
+ * listener's JSON verdict.
+ */
+async function relayFragment(url: URL, signal: AbortSignal, options: AgentOptions): Promise<AgentResult> {
+  const response = await fetch(`${url.origin}${url.pathname}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url.origin },
+    body: url.hash.slice(1),
+    signal,
+  });
+  options.log(`POST ${url.origin}${url.pathname} (the relay page hands over the fragment) → ${response.status}`);
+  return { finalUrl: url.href, status: response.status, body: await response.text() };
 }
 
 function nextRequest(pageUrl: URL, html: string, options: AgentOptions): { url: string; method: 'GET' | 'POST'; body?: URLSearchParams } {
@@ -137,6 +168,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const decision = process.env.MMAUTH_AGENT_DECISION === 'deny' ? 'deny' : 'allow';
+  const unreachableFile = process.env.MMAUTH_AGENT_UNREACHABLE_FILE || undefined;
   try {
     const result = await runHeadlessBrowser(url, {
       login: process.env.MMAUTH_AGENT_LOGIN ?? 'demo',
@@ -144,8 +176,13 @@ async function main(): Promise<void> {
       decision,
       log: (line) => process.stderr.write(`[headless-browser] ${line}\n`),
       timeoutMs: 30_000,
+      isRedirectUnreachable: unreachableFile !== undefined,
     });
-    const verdict = /data-result="(\w+)"/.exec(result.body)?.[1] ?? 'unknown';
+    if (unreachableFile !== undefined) {
+      writeFileSync(unreachableFile, `${result.finalUrl}\n`, { mode: 0o600 });
+      return;
+    }
+    const verdict = /data-result="(\w+)"|"result":"(\w+)"/.exec(result.body)?.slice(1).find((v) => v !== undefined) ?? 'unknown';
     process.stderr.write(`[headless-browser] the redirect URI answered ${result.status}, page result: ${verdict}\n`);
   } catch (error) {
     process.stderr.write(`[headless-browser] ${error instanceof Error ? error.message : String(error)}\n`);

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CliError, InterruptedError, NetworkError, UsageError } from '../errors.js';
-import { renderCallbackPage, type CallbackPage } from './pages.js';
+import { RELAY_CSP, renderCallbackPage, renderRelayPage, type CallbackPage } from './pages.js';
 
 /** Where the listener binds and which path it serves. */
 export interface CallbackServerOptions {
@@ -9,6 +9,11 @@ export interface CallbackServerOptions {
   port: number;
   /** Path of the redirect URI, e.g. `/callback`. */
   path: string;
+  /**
+   * Implicit flow: a GET of the path with no query is answered with the fragment relay page, and
+   * a same-origin POST of the path carries the fragment, handed to the handler as `url.hash`.
+   */
+  isFragmentRelay?: boolean;
 }
 
 /**
@@ -28,6 +33,11 @@ export interface WaitOptions {
   signal: AbortSignal;
   /** Called for a callback that was refused while waiting goes on (wrong state…). */
   onRefused?: (reason: string) => void;
+  /**
+   * Redirect URLs the user pasted (paste-back, when the browser cannot reach 127.0.0.1). Each is
+   * judged like a callback; the first accepted one, from here or from the listener, wins.
+   */
+  pasted?: AsyncIterable<string>;
 }
 
 /** A loopback HTTP listener serving as redirect URI (RFC 8252 §7.3, §8.3). */
@@ -36,8 +46,8 @@ export interface CallbackServer {
   readonly redirectUri: string;
   readonly port: number;
   /**
-   * Serves callbacks until `handle` accepts one (resolves with its value) or fails (rejects);
-   * refused callbacks are answered 400 and waiting goes on. Rejects with
+   * Serves callbacks (and judges pasted URLs) until `handle` accepts one (resolves with its value)
+   * or fails (rejects); refused callbacks are answered 400 and waiting goes on. Rejects with
    * CallbackTimeoutError after `timeoutMs`, InterruptedError on abort. Closes the listener in
    * every case before settling.
    */
@@ -89,6 +99,7 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
   const port = (server.address() as AddressInfo).port;
   const redirectUri = `http://127.0.0.1:${port}${options.path}`;
   const allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
+  const allowedOrigins = new Set([...allowedHosts].map((host) => `http://${host}`));
   let isClosed = false;
   const close = async () => {
     if (isClosed) return;
@@ -125,6 +136,29 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
         wait.signal.addEventListener('abort', onAbort, { once: true });
         if (wait.signal.aborted) onAbort();
 
+        /** Judges one URL from either source; at most one judgement runs at a time. */
+        const judge = async (url: URL): Promise<{ status: number; page: CallbackPage }> => {
+          if (isSettled || isHandling) {
+            return { status: 409, page: { isSuccess: false, title: 'Already handled', detail: 'A sign-in redirect is already being processed.' } };
+          }
+          isHandling = true;
+          let outcome: CallbackOutcome<T>;
+          try {
+            outcome = await handle(url);
+          } catch (error) {
+            settle(() => reject(error));
+            return { status: 200, page: { isSuccess: false, title: 'Sign-in failed', detail: error instanceof Error ? error.message : String(error) } };
+          }
+          if ('refusal' in outcome) {
+            isHandling = false;
+            wait.onRefused?.(outcome.refusal);
+            return { status: 400, page: { isSuccess: false, title: 'Sign-in not accepted', detail: outcome.refusal } };
+          }
+          const { value } = outcome;
+          settle(() => resolve(value));
+          return { status: 200, page: outcome.page };
+        };
+
         onRequest = (req, res) => {
           const host = req.headers.host ?? '';
           if (!allowedHosts.has(host.toLowerCase())) {
@@ -136,36 +170,93 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
             respond(res, 404, { isSuccess: false, title: 'Not found', detail: 'This is the mmauth sign-in listener; nothing lives here.' });
             return;
           }
+          if (options.isFragmentRelay === true && req.method === 'POST') {
+            void relay(req, res, judge);
+            return;
+          }
           if (req.method !== 'GET') {
-            res.setHeader('allow', 'GET');
+            res.setHeader('allow', options.isFragmentRelay === true ? 'GET, POST' : 'GET');
             respond(res, 405, { isSuccess: false, title: 'Method not allowed', detail: 'Only GET is served here.' });
             return;
           }
-          if (isHandling) {
-            respond(res, 409, { isSuccess: false, title: 'Already handled', detail: 'A sign-in redirect is already being processed.' });
+          if (options.isFragmentRelay === true && url.search === '') {
+            res.writeHead(200, { ...PAGE_HEADERS, 'content-security-policy': RELAY_CSP });
+            res.end(renderRelayPage());
             return;
           }
-          isHandling = true;
-          handle(url).then(
-            (outcome) => {
-              if ('refusal' in outcome) {
-                isHandling = false;
-                respond(res, 400, { isSuccess: false, title: 'Sign-in not accepted', detail: outcome.refusal });
-                wait.onRefused?.(outcome.refusal);
-                return;
-              }
-              respond(res, 200, outcome.page);
-              settle(() => resolve(outcome.value));
-            },
-            (error: unknown) => {
-              respond(res, 200, { isSuccess: false, title: 'Sign-in failed', detail: error instanceof Error ? error.message : String(error) });
-              settle(() => reject(error));
-            },
-          );
+          void judge(url).then(({ status, page }) => respond(res, status, page));
         };
+
+        /** The relay page's POST: same origin only, a form-encoded fragment of at most 16 KiB. */
+        const relay = async (req: IncomingMessage, res: ServerResponse, judgeUrl: typeof judge) => {
+          const origin = (req.headers.origin ?? '').toLowerCase();
+          if (!allowedOrigins.has(origin)) {
+            respondJson(res, 403, { isSuccess: false, title: 'Refused', detail: 'Only the relay page of this listener may post here.' });
+            req.resume();
+            return;
+          }
+          const fragment = await readSmallBody(req, 16 * 1024);
+          if (fragment === undefined) {
+            respondJson(res, 413, { isSuccess: false, title: 'Refused', detail: 'The fragment is too large.' });
+            return;
+          }
+          const { status, page } = await judgeUrl(new URL(`${redirectUri}#${fragment}`));
+          respondJson(res, status, page);
+        };
+
+        void consumePasted(wait.pasted, redirectUri, judge, () => isSettled, wait.onRefused);
       });
     },
   };
+}
+
+/** Feeds pasted lines to `judge` until the wait is over; a line that is no URL is reported and skipped. */
+async function consumePasted(
+  pasted: AsyncIterable<string> | undefined,
+  redirectUri: string,
+  judge: (url: URL) => Promise<unknown>,
+  isOver: () => boolean,
+  onRefused: ((reason: string) => void) | undefined,
+): Promise<void> {
+  if (pasted === undefined) return;
+  const expected = new URL(redirectUri);
+  for await (const line of pasted) {
+    if (isOver()) break;
+    const text = line.trim();
+    if (text === '') continue;
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      onRefused?.('what was pasted is not a URL; paste the full address the browser ended on');
+      continue;
+    }
+    if (url.pathname !== expected.pathname || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      onRefused?.(`the pasted URL is not the redirect URI (expected ${expected.origin}${expected.pathname}?…)`);
+      continue;
+    }
+    await judge(url);
+    if (isOver()) break;
+  }
+}
+
+/** Reads a request body of at most `maxBytes` as UTF-8; undefined when it is longer. */
+function readSmallBody(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size > maxBytes ? undefined : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', () => resolve(undefined));
+  });
+}
+
+function respondJson(res: ServerResponse, status: number, page: CallbackPage): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', connection: 'close' });
+  res.end(JSON.stringify({ result: page.isSuccess ? 'success' : 'error', title: page.title, detail: page.detail }));
 }
 
 function respond(res: ServerResponse, status: number, page: CallbackPage): void {

@@ -28,8 +28,9 @@ export interface AuthorizationRequestParams {
 
 /**
  * Builds the authorization URL `GET {base}/oauth2/authorize` (spec §4.1; RFC 6749 §4.1.1) with
- * response_type, client_id, redirect_uri, scope, a fresh `state` (256 random bits) and a PKCE S256
- * challenge (RFC 7636 §4.2). The client secret is never put in this URL.
+ * response_type, client_id, redirect_uri, scope, a fresh `state` (256 random bits) and, for the
+ * code flow, a PKCE S256 challenge (RFC 7636 §4.2). The client secret is never put in this URL,
+ * not even for the implicit flow, where the spec's endpoint table lists it (browser history, logs).
  */
 export async function createAuthorizationRequest(endpoints: Endpoints, params: AuthorizationRequestParams): Promise<AuthorizationRequest> {
   const lib = await loadOAuth();
@@ -41,8 +42,11 @@ export async function createAuthorizationRequest(endpoints: Endpoints, params: A
   url.searchParams.set('redirect_uri', params.redirectUri);
   url.searchParams.set('scope', params.scope);
   url.searchParams.set('state', state);
-  url.searchParams.set('code_challenge', await lib.calculatePKCECodeChallenge(codeVerifier));
-  url.searchParams.set('code_challenge_method', 'S256');
+  if (params.responseType !== 'token') {
+    // PKCE binds the code to this client (RFC 7636); the implicit flow has no code to bind.
+    url.searchParams.set('code_challenge', await lib.calculatePKCECodeChallenge(codeVerifier));
+    url.searchParams.set('code_challenge_method', 'S256');
+  }
   return { url, state, codeVerifier, redirectUri: params.redirectUri };
 }
 

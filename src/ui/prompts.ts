@@ -16,6 +16,16 @@ export interface Prompter {
    * when prompting is not allowed, InterruptedError-worthy errors propagate as thrown by inquirer.
    */
   secret(message: string, alternatives: string): Promise<string>;
+  /**
+   * Asks for one line of text on stderr; `validate` returns an error message or true. Throws
+   * UsageError (exit 2) naming `alternatives` when prompting is not allowed.
+   */
+  text(message: string, alternatives: string, validate?: (value: string) => string | true): Promise<string>;
+  /**
+   * Asks to tick any of `choices` (space toggles, enter confirms; at least one). Returns the
+   * ticked values in the order given. Throws UsageError naming `alternatives` without a TTY.
+   */
+  checkbox(message: string, choices: ReadonlyArray<{ value: string; isChecked: boolean }>, alternatives: string): Promise<string[]>;
 }
 
 /** Whether CI is set the way CI systems set it (`CI=true`, `CI=1`). */
@@ -27,14 +37,38 @@ export function isCi(env: NodeJS.ProcessEnv): boolean {
 /** Creates the Prompter over the given streams; @inquirer/* load only when a prompt is shown. */
 export function createPrompter(io: PromptEnvironment): Prompter {
   const canPrompt = io.stdin.isTTY === true && io.stderr.isTTY === true && !isCi(io.env);
+  const refuse = (message: string, alternatives: string) => {
+    if (!canPrompt) {
+      const why = isCi(io.env) ? 'CI is set, so mmauth does not prompt' : 'there is no terminal to ask on';
+      throw new UsageError(`${message.replace(/:$/, '')} is needed and ${why}`, { hint: `provide it with ${alternatives}` });
+    }
+  };
+  const context = { input: io.stdin, output: io.stderr };
   return {
     canPrompt,
     async secret(message, alternatives) {
-      if (!canPrompt) {
-        throw new UsageError(`${message.replace(/:$/, '')} is needed and there is no terminal to ask on`, { hint: `provide it with ${alternatives}` });
-      }
+      refuse(message, alternatives);
       const { default: password } = await import('@inquirer/password');
-      return password({ message, mask: '*', validate: (value) => value !== '' || 'must not be empty' }, { input: io.stdin, output: io.stderr });
+      return password({ message, mask: '*', validate: (value) => value !== '' || 'must not be empty' }, context);
+    },
+    async text(message, alternatives, validate) {
+      refuse(message, alternatives);
+      const { default: input } = await import('@inquirer/input');
+      const answer = await input({ message, required: true, validate: (value) => validate?.(value.trim()) ?? true }, context);
+      return answer.trim();
+    },
+    async checkbox(message, choices, alternatives) {
+      refuse(message, alternatives);
+      const { default: checkbox } = await import('@inquirer/checkbox');
+      return checkbox(
+        {
+          message,
+          choices: choices.map((choice) => ({ value: choice.value, name: choice.value, checked: choice.isChecked })),
+          required: true,
+          instructions: ' (space to tick, enter to confirm)',
+        },
+        context,
+      );
     },
   };
 }

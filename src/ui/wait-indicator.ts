@@ -13,10 +13,11 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 
 /**
  * Shows that mmauth is waiting: on a terminal a spinner with the time left, redrawn every 100 ms;
- * elsewhere one line saying how long it will wait. `deadlineMs` is absolute (epoch ms).
+ * elsewhere, or with `isStatic` (the user may be typing), one line saying how long it will wait.
+ * `deadlineMs` is absolute (epoch ms).
  */
-export function startWaitIndicator(out: Output, message: string, deadlineMs: number, nowMs: () => number): WaitIndicator {
-  if (!out.isTerminal) {
+export function startWaitIndicator(out: Output, message: string, deadlineMs: number, nowMs: () => number, options: { isStatic?: boolean } = {}): WaitIndicator {
+  if (!out.isTerminal || options.isStatic === true) {
     out.info(`${message} (up to ${formatDuration((deadlineMs - nowMs()) / 1000)})…`);
     return { log: (print) => print(), stop: () => undefined };
   }

@@ -23,6 +23,8 @@ export interface CliOptions {
   env?: Record<string, string | undefined>;
   /** Written to stdin, which is then closed; stdin is a pipe (never a TTY) in any case. */
   input?: string;
+  /** Leave stdin open after `input` (the test writes more through `child.stdin`). */
+  isStdinOpen?: boolean;
   /** Kill the process after this many ms (default 20 s). */
   timeoutMs?: number;
 }
@@ -62,7 +64,7 @@ export function startCli(args: string[], options: CliOptions = {}): RunningCli {
     for (const listener of listeners) listener();
   });
   if (options.input !== undefined) child.stdin.write(options.input);
-  child.stdin.end();
+  if (options.isStdinOpen !== true) child.stdin.end();
   const killer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
   const done = new Promise<CliResult>((resolveDone) => {
     child.on('close', (code, signal) => {
@@ -71,6 +73,7 @@ export function startCli(args: string[], options: CliOptions = {}): RunningCli {
     });
   });
   onTestFinished(() => {
+    child.stdin.destroy();
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   return {
