@@ -1,8 +1,9 @@
 /**
  * `npm run demo`: the main job end to end, with no human step. Starts the emulator on an ephemeral
  * port with an isolated config directory, then runs the real `mmauth` binary as a user would:
- * login (the headless user agent, given through BROWSER, signs in and presses Allow), info,
- * client-credentials (profile "ci"), revoke, and info again, which must exit 4. Exits 0 only if
+ * login (the headless user agent, given through BROWSER, signs in and presses Allow), info, the
+ * implicit flow (profile "browser"), a personal access token (profile "pat"), client-credentials
+ * (profile "ci"), status, revoke, info again (which must exit 4), and logout. Exits 0 only if
  * every step exited as expected.
  */
 import { spawn } from 'node:child_process';
@@ -21,7 +22,9 @@ interface Step {
   title: string;
   args: string[];
   expectedExit: number;
-  env?: Record<string, string>;
+  env?: Record<string, string | undefined>;
+  /** Written to the command's stdin. */
+  input?: string;
   /** How the command line is shown, when it differs from the arguments. */
   shown?: string;
 }
@@ -29,7 +32,8 @@ interface Step {
 function runStep(step: Step, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string }> {
   return new Promise((done) => {
     let stdout = '';
-    const child = spawn(process.execPath, [bin, ...step.args], { env: { ...env, ...step.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...step.args], { env: { ...env, ...step.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end(step.input ?? '');
     const indent = (chunk: Buffer) => chunk.toString().replace(/^(?=.)/gm, '    ');
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
@@ -62,10 +66,26 @@ async function main(): Promise<number> {
     const steps: Step[] = [
       { title: 'sign in through the browser (authorization code flow, PKCE)', args: ['login', '--scope', 'service userinfo.email', '--json'], expectedExit: 0, env: { BROWSER: `${process.execPath} ${agent}` }, shown: 'BROWSER=headless-browser mmauth login --scope "service userinfo.email" --json' },
       { title: "inspect the user's token", args: ['info', '--json'], expectedExit: 0 },
+      {
+        title: 'the implicit flow, in profile "browser" (token in the URL fragment, relayed by the listener page; no client secret)',
+        args: ['login', '--implicit', '--profile', 'browser'],
+        expectedExit: 0,
+        env: { BROWSER: `${process.execPath} ${agent}`, MMAUTH_CLIENT_SECRET: undefined },
+        shown: 'BROWSER=headless-browser mmauth login --implicit --profile browser',
+      },
+      {
+        title: 'a personal access token from stdin, in profile "pat" (checked with token info)',
+        args: ['login', '--with-token', '--profile', 'pat'],
+        expectedExit: 0,
+        input: `${emulator.personalAccessToken}\n`,
+        shown: 'mmauth login --with-token --profile pat < pat.txt',
+      },
       { title: 'a token for the client itself, in profile "ci"', args: ['client-credentials', '--profile', 'ci', '--json'], expectedExit: 0 },
+      { title: 'every profile at a glance', args: ['status'], expectedExit: 0 },
       { title: "revoke the user's token (confirmed through token info)", args: ['revoke'], expectedExit: 0 },
       { title: 'nothing is stored any more for the profile', args: ['info'], expectedExit: 4 },
       { title: 'the server refuses the revoked token', args: ['info'], expectedExit: 4, shown: 'MMAUTH_TOKEN=<the revoked token> mmauth info' },
+      { title: 'log out of profile "browser" (revoke, confirm, forget)', args: ['logout', '--profile', 'browser'], expectedExit: 0 },
     ];
     let failures = 0;
     let userToken = '';
