@@ -55,6 +55,17 @@ export function withLocalOptions<A extends unknown[], O extends OptionValues, G 
     .option('--verbose', 'show stack traces on errors (env MMAUTH_DEBUG=1)');
 }
 
+/** Options of `token` and `header`: local options plus --min-ttl. */
+export interface UsableTokenOptions extends LocalOptions {
+  /** Seconds the token must still be valid for; 0 accepts any unexpired token. */
+  minTtl: number;
+}
+
+/** Adds the local options and --min-ttl (for `token` and `header`). */
+export function withUsableTokenOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
+  return withLocalOptions(command).option('--min-ttl <seconds>', 'fail unless the token is valid for at least this many more seconds', parseSeconds(0), 0);
+}
+
 /** Adds --client-id, --client-secret-file and --client-secret-stdin. No option takes the secret itself. */
 export function withClientOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
   return command
@@ -288,6 +299,22 @@ export function judgeStoredToken(token: StoredToken | undefined, nowMs: number):
   if (token === undefined) return 'none';
   if (token.expiresAt === undefined) return 'no_expiry';
   return Date.parse(token.expiresAt) > nowMs ? 'valid' : 'expired';
+}
+
+/**
+ * The token `token` and `header` print: MMAUTH_TOKEN when set (`stored` undefined: its lifetime is
+ * not known locally, so `minTtl` does not apply), else the profile's usable token
+ * (requireUsableToken; AuthError, exit 4).
+ */
+export async function resolveUsableToken(options: UsableTokenOptions, ctx: AppContext): Promise<{ accessToken: string; stored: StoredToken | undefined; profileName: string }> {
+  const profileName = resolveProfileName(options.profile, ctx.env);
+  const fromEnv = ctx.env.MMAUTH_TOKEN?.trim();
+  if (fromEnv) {
+    return { accessToken: fromEnv, stored: undefined, profileName };
+  }
+  const { profile } = await openLocalSession(options, ctx);
+  const stored = requireUsableToken(profileName, profile, ctx.nowMs(), options.minTtl);
+  return { accessToken: stored.accessToken, stored, profileName };
 }
 
 /** The command that gets a new token of the same kind as `grant`, for hints. */
