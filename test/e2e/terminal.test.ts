@@ -1,0 +1,94 @@
+/**
+ * mmauth in a real terminal: tmux runs it on a pseudo-terminal, the test types with send-keys and
+ * reads the screen with capture-pane. tmux is installed by .ci/run; nothing here is skipped.
+ */
+import { connect } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { BIN, HEADLESS_BROWSER, makeConfigDir } from '../support/cli.js';
+import { readConfig, startTestEmulator } from '../support/emulator.js';
+import { startInTmux } from '../support/tmux.js';
+
+/** Whether something accepts connections on 127.0.0.1:port. */
+function isListening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+describe('login in a real terminal (tmux)', { timeout: 40_000 }, () => {
+  it('asks for the scopes with a checkbox and for the secret with a masked prompt; the secret never reaches the screen', async () => {
+    const emulator = await startTestEmulator();
+    const configDir = makeConfigDir();
+    const secret = emulator.client.clientSecret;
+    const term = startInTmux([process.execPath, BIN, 'login'], {
+      MMAUTH_CONFIG_DIR: configDir,
+      MMAUTH_BASE_URL: emulator.baseUrl,
+      MMAUTH_CLIENT_ID: emulator.client.clientId,
+      BROWSER: HEADLESS_BROWSER,
+    });
+
+    await term.waitFor(/Scopes to request/);
+    expect(term.screen()).toMatch(/◉ service/);
+    // The spec's known scopes, in order: service, userprofile.email, userprofile.profile, userinfo.email, …
+    term.send(['Down', 'Down', 'Down', 'Space']);
+    await term.waitFor(/◉ userinfo\.email/);
+    term.send(['Enter']);
+
+    await term.waitFor(/Client secret/);
+    term.send([secret.slice(0, 10)], { literal: true });
+    await term.waitFor(/Client secret:? \*{10}\s*$/m);
+    expect(term.screen()).not.toContain(secret.slice(0, 10));
+    term.send([secret.slice(10)], { literal: true });
+    await term.waitFor(new RegExp(`Client secret:? \\*{${secret.length}}\\s*$`, 'm'));
+    term.send(['Enter']);
+
+    await term.waitFor(/Logged in to/, 20_000);
+    expect(await term.exitCode()).toBe(0);
+    const screen = term.screen();
+    expect(screen).not.toContain(secret);
+    expect(screen).toMatch(/scope:\s+service userinfo\.email/);
+    expect(readConfig(configDir)).toMatchObject({
+      profiles: { default: { client_secret: secret, scope: 'service userinfo.email', token: { grant: 'authorization_code', scope: 'service userinfo.email' } } },
+    });
+  });
+
+  it('asks for a missing base URL and client id with text prompts, and re-asks for an http URL that is not loopback', async () => {
+    const emulator = await startTestEmulator();
+    const configDir = makeConfigDir();
+    const term = startInTmux([process.execPath, BIN, 'client-credentials', '--scope', 'service'], {
+      MMAUTH_CONFIG_DIR: configDir,
+      MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
+    });
+    await term.waitFor(/Service base URL/);
+    term.send(['http://maps.example.com', 'Enter']);
+    await term.waitFor(/refusing plain http/);
+    term.send(['C-u']);
+    term.send([emulator.baseUrl, 'Enter']);
+    await term.waitFor(/Client id/);
+    term.send([emulator.client.clientId, 'Enter']);
+    await term.waitFor(/Got a client credentials token/);
+    expect(await term.exitCode()).toBe(0);
+    expect(readConfig(configDir)).toMatchObject({ profiles: { default: { base_url: emulator.baseUrl, client_id: emulator.client.clientId } } });
+  });
+
+  it('Ctrl-C while login waits for the browser: exit 130 and the listener port is closed', async () => {
+    const emulator = await startTestEmulator();
+    const term = startInTmux([process.execPath, BIN, 'login', '--no-browser', '--scope', 'service'], {
+      MMAUTH_CONFIG_DIR: makeConfigDir(),
+      MMAUTH_BASE_URL: emulator.baseUrl,
+      MMAUTH_CLIENT_ID: emulator.client.clientId,
+      MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
+    });
+    const [, port] = await term.waitFor(/Waiting for the redirect to http:\/\/127\.0\.0\.1:(\d+)\/callback/);
+    expect(await isListening(Number(port))).toBe(true);
+    term.send(['C-c']);
+    expect(await term.exitCode()).toBe(130);
+    expect(term.screen()).toMatch(/error:.*interrupted/);
+    expect(await isListening(Number(port))).toBe(false);
+  });
+});
