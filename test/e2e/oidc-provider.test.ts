@@ -2,16 +2,26 @@
  * mmauth (the spawned binary) against panva's oidc-provider 8.8.1, an OpenID Certified
  * authorization server nobody here wrote, started in-process on 127.0.0.1.
  *
- * What oidc-provider lacks compared with the service: no implicit flow for this client, and no
- * Doorkeeper token info endpoint (`/oauth2/token/info` is a 404 there). So `info` is not run here,
- * and `revoke` cannot confirm through token info: it warns, and this test confirms the revocation
- * through oidc-provider's RFC 7662 introspection instead.
+ * What oidc-provider lacks compared with the service: no plain OAuth 2.0 implicit flow (its
+ * configuration refuses a bare `response_type=token`; only OpenID's `id_token token` exists, off
+ * by default per RFC 9700 §2.1.2), and no Doorkeeper token info endpoint (`/oauth2/token/info` is a 404 there). So
+ * `login --implicit`, `login --with-token` and `info` are not run here (the emulator and Chromium
+ * suites cover them), and `revoke` cannot confirm through token info: it warns, and this test
+ * confirms the revocation through oidc-provider's RFC 7662 introspection instead.
+ *
+ * Each protection is proven from what the server received: PKCE (the challenge is the S256 of the
+ * verifier), state (a genuine code under a forged state never reaches the token endpoint), the
+ * client secret (only in the token and revoke request bodies), iss (RFC 9207).
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { runHeadlessBrowser } from '../../src/demo/headless-browser.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, readConfigText, storedAccessToken as storedToken } from '../support/emulator.js';
 import { startTestProvider, type TestProvider } from '../support/oidc-provider.js';
+
+/** A user agent that signs in but stops before the loopback redirect, so the test holds the callback URL. */
+const remoteAgent = { login: 'demo', password: 'demo', decision: 'allow' as const, log: () => undefined, timeoutMs: 10_000, isRedirectUnreachable: true };
 
 function envFor(provider: TestProvider, configDir: string, extra: Record<string, string | undefined> = {}) {
   return { MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: provider.baseUrl, MMAUTH_CLIENT_ID: provider.clientId, MMAUTH_CLIENT_SECRET: provider.clientSecret, ...extra };
@@ -34,7 +44,51 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
     expect(query.get('state')?.length).toBeGreaterThanOrEqual(22);
     const exchange = new URLSearchParams(provider.requests.find((r) => r.url === '/oauth2/token')?.body);
     expect(exchange.get('code_verifier')).toMatch(/^[\w-]{43,128}$/);
+    // RFC 7636 §4.6: the challenge the server got is BASE64URL(SHA256(the verifier it got later)).
+    expect(createHash('sha256').update(exchange.get('code_verifier') ?? '').digest('base64url')).toBe(query.get('code_challenge'));
     expect(exchange.get('redirect_uri')).toBe(query.get('redirect_uri'));
+  });
+
+  it('state is checked: a callback carrying a genuine code but another state is refused and its code never exchanged', async () => {
+    const provider = await startTestProvider();
+    const configDir = makeConfigDir();
+    const login = startCli(['login', '--no-browser', '--wait', '15'], { env: envFor(provider, configDir) });
+    const [url] = await login.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/);
+    const genuine = new URL((await runHeadlessBrowser(url, { ...remoteAgent })).finalUrl);
+    expect(genuine.searchParams.get('code')).toBeTruthy();
+
+    const forged = new URL(genuine);
+    forged.searchParams.set('state', 'an-attacker-chosen-state');
+    expect((await fetch(forged)).status).toBe(400);
+    const missing = new URL(genuine);
+    missing.searchParams.delete('state');
+    expect((await fetch(missing)).status).toBe(400);
+    expect(provider.requests.filter((r) => r.url === '/oauth2/token')).toHaveLength(0);
+
+    expect((await fetch(genuine)).status).toBe(200);
+    expect((await login.done).code).toBe(0);
+    expect(provider.requests.filter((r) => r.url === '/oauth2/token')).toHaveLength(1);
+  });
+
+  it('iss (RFC 9207): oidc-provider sends it; a callback naming another issuer is refused, the genuine one accepted', async () => {
+    const provider = await startTestProvider();
+    const configDir = makeConfigDir();
+    const login = startCli(['login', '--no-browser', '--wait', '15'], { env: envFor(provider, configDir) });
+    const [url] = await login.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/);
+    const genuine = new URL((await runHeadlessBrowser(url, { ...remoteAgent })).finalUrl);
+    expect(genuine.searchParams.get('iss')).toBe(provider.baseUrl);
+
+    const foreign = new URL(genuine);
+    foreign.searchParams.set('iss', 'https://evil.example');
+    const refused = await fetch(foreign);
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('iss');
+    expect(provider.requests.filter((r) => r.url === '/oauth2/token')).toHaveLength(0);
+
+    expect((await fetch(genuine)).status).toBe(200);
+    const result = await login.done;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/not accepted: callback rejected: .*iss/);
   });
 
   it('login: a denial (Cancel on the sign-in page) exits 4 with access_denied and stores nothing', async () => {
