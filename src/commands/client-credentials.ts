@@ -41,7 +41,7 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
   const nowMs = ctx.nowMs();
   const token = toStoredToken(response, 'client_credentials', nowMs, scope);
   if (options.save) {
-    session.store.update(profileName, (current) => ({ ...current, baseUrl: endpoints.baseUrl, clientId, clientSecret, scope, token }));
+    await session.store.update(profileName, (current) => ({ ...current, baseUrl: endpoints.baseUrl, clientId, clientSecret, scope, token }));
   }
   reportToken(out, token, profileName, nowMs, options.json === true, `Got a client credentials token from ${endpoints.baseUrl}${options.save ? ` (stored in profile "${profileName}")` : ' (not stored)'}`);
 }

@@ -189,7 +189,7 @@ export async function runLogin(options: LoginOptions, ctx: AppContext): Promise<
     }
     const nowMs = ctx.nowMs();
     const token = toStoredToken(response, isImplicit ? 'implicit' : 'authorization_code', nowMs, scope);
-    session.store.update(profileName, (current) => ({
+    await session.store.update(profileName, (current) => ({
       ...current,
       baseUrl: endpoints.baseUrl,
       clientId,
@@ -240,6 +240,6 @@ export async function runLoginWithToken(options: LoginOptions, ctx: AppContext):
   } else {
     out.warn('stored without checking it (--no-verify): `mmauth info` will tell whether the server accepts it');
   }
-  session.store.update(profileName, (current) => ({ ...current, baseUrl: endpoints.baseUrl, token }));
+  await session.store.update(profileName, (current) => ({ ...current, baseUrl: endpoints.baseUrl, token }));
   reportToken(out, token, profileName, nowMs, options.json === true, `Stored a personal access token for ${endpoints.baseUrl} (profile "${profileName}")${options.verify ? ', checked with token info' : ''}`);
 }

@@ -64,7 +64,7 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
     }
     isRevoked = true;
   }
-  local.store.update(profileName, (current) => ({ ...current, token: undefined }));
+  await local.store.update(profileName, (current) => ({ ...current, token: undefined }));
   if (options.json === true) {
     out.json({ logged_out: true, revoked: isRevoked, confirmed: isConfirmed, profile: profileName });
   }

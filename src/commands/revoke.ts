@@ -39,7 +39,7 @@ export async function runRevoke(options: RevokeOptions, ctx: AppContext): Promis
   const clientSecret = await resolveClientSecret(options, ctx, profile);
   const isConfirmed = await revokeAndConfirm(session, { clientId, clientSecret }, accessToken);
   if (stored !== undefined) {
-    session.store.update(profileName, (current) => ({ ...current, token: undefined }));
+    await session.store.update(profileName, (current) => ({ ...current, token: undefined }));
   }
   if (options.json === true) {
     out.json({ revoked: true, confirmed: isConfirmed, token_forgotten: stored !== undefined, profile: profileName });

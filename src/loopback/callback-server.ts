@@ -107,6 +107,9 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeIdleConnections();
+      // Browsers open spare connections (preconnect) that carry no request and never go idle in
+      // Node's sense; the last page has been written by now, so cut whatever is left.
+      setTimeout(() => server.closeAllConnections(), 250).unref();
     });
   };
 

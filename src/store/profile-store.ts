@@ -13,10 +13,13 @@ export interface ProfileStore {
   /** Every profile, sorted by name. Throws StoreError for a bad file. */
   list(): Array<{ name: string; profile: Profile }>;
   /**
-   * Read-modify-write of one profile: `change` gets the current profile (an empty one when there
-   * is none) and returns the new one, or undefined to delete it. Other profiles are untouched.
+   * Read-modify-write of one profile under an exclusive lock (`config.json.lock`, proper-lockfile),
+   * so parallel mmauth processes writing different profiles lose none: `change` gets the current
+   * profile (an empty one when there is none) and returns the new one, or undefined to delete it.
+   * Other profiles are untouched; the file is replaced atomically. Throws StoreError (exit 1) when
+   * the lock cannot be had within about 10 s or the file cannot be written.
    */
-  update(name: string, change: (current: Profile) => Profile | undefined): Profile | undefined;
+  update(name: string, change: (current: Profile) => Profile | undefined): Promise<Profile | undefined>;
 }
 
 /** The config file is unreadable, not JSON, or of the wrong shape: exit 1, file left untouched. */
@@ -89,6 +92,28 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     }
   };
 
+  /** The read-modify-write itself; the caller holds the lock. */
+  const writeProfile = (name: string, change: (current: Profile) => Profile | undefined): Profile | undefined => {
+    const all = readAll();
+    const raw = all[name];
+    const next = change(raw === undefined ? emptyProfile() : parse(name, raw));
+    const profiles: Record<string, unknown> = { ...all };
+    if (next === undefined) {
+      delete profiles[name];
+    } else {
+      profiles[name] = serializeProfile(next);
+    }
+    secureDirectory();
+    try {
+      // conf writes a temporary file and renames it over config.json: a reader never sees half a file.
+      conf.set('profiles', profiles);
+      chmodSync(path, 0o600);
+    } catch (error) {
+      throw new StoreError(`cannot write config file ${path}: ${error instanceof Error ? error.message : String(error)}`, error);
+    }
+    return next;
+  };
+
   return {
     path,
     read(name) {
@@ -100,26 +125,24 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([name, raw]) => ({ name, profile: parse(name, raw) }));
     },
-    update(name, change) {
-      const all = readAll();
-      const raw = all[name];
-      const next = change(raw === undefined ? emptyProfile() : parse(name, raw));
-      const profiles: Record<string, unknown> = { ...all };
-      if (next === undefined) {
-        delete profiles[name];
-      } else {
-        profiles[name] = serializeProfile(next);
-      }
+    async update(name, change) {
       secureDirectory();
+      const { lock } = await import('proper-lockfile');
+      let release: () => Promise<void>;
       try {
-        conf.set('profiles', profiles);
-        chmodSync(path, 0o600);
+        // A lock older than 10 s is stale (its holder died); retries span about 10 s in all.
+        release = await lock(path, { realpath: false, stale: 10_000, update: 2_000, retries: { retries: 60, factor: 1.2, minTimeout: 10, maxTimeout: 300, randomize: true } });
       } catch (error) {
-        throw new StoreError(`cannot write config file ${path}: ${error instanceof Error ? error.message : String(error)}`, error);
+        throw new StoreError(`cannot lock config file ${path} (${error instanceof Error ? error.message : String(error)})`, error);
       }
-      return next;
+      try {
+        return writeProfile(name, change);
+      } finally {
+        await release().catch(() => undefined);
+      }
     },
   };
+
 }
 
 function describeReadFailure(path: string, error: unknown): StoreError {
