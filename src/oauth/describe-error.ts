@@ -65,7 +65,8 @@ export async function describeOAuthFailure(lib: typeof oauth, endpoint: string, 
     return statusError(endpoint, failure.status);
   }
   if (failure instanceof lib.OperationProcessingError) {
-    if (failure.code === lib.RESPONSE_IS_NOT_CONFORM && failure.cause instanceof Response) {
+    if (failure.cause instanceof Response && (failure.code === lib.RESPONSE_IS_NOT_CONFORM || failure.cause.status < 200 || failure.cause.status > 299)) {
+      // An error status whose body is not an OAuth error (HTML, text): the status says more.
       return statusError(endpoint, failure.cause.status);
     }
     return new ServerError(`${endpoint} sent a malformed answer: ${failure.message.replace(/"response" /, '')}`, { cause: failure });

@@ -66,8 +66,8 @@ export function parseTokenResponse(json: unknown, endpoint = 'the token endpoint
   if (tokenType.toLowerCase() !== 'bearer') {
     throw malformed(endpoint, `"token_type" is "${tokenType}", mmauth only handles bearer tokens (RFC 6750)`);
   }
-  if (scope !== undefined && scope !== null && typeof scope !== 'string') {
-    throw malformed(endpoint, '"scope" must be a space-separated string');
+  if (scope !== undefined && scope !== null && (typeof scope !== 'string' || (scope !== '' && !isVisibleAscii(scope)))) {
+    throw malformed(endpoint, '"scope" must be a space-separated string of printable ASCII scope tokens');
   }
   return {
     accessToken,
@@ -124,6 +124,10 @@ function parseScopeList(endpoint: string, value: unknown): string[] {
     return [];
   }
   if (typeof value === 'string') {
+    // RFC 7662's space-separated form, accepted as well as Doorkeeper's array.
+    if (value !== '' && !isVisibleAscii(value)) {
+      throw malformed(endpoint, '"scope" must be printable ASCII scope tokens');
+    }
     return splitScope(value);
   }
   if (!Array.isArray(value) || !value.every((item): item is string => typeof item === 'string' && isVisibleAscii(item))) {

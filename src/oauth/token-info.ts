@@ -1,4 +1,5 @@
-import { AuthError, ServerError } from '../errors.js';
+import { AuthError } from '../errors.js';
+import { readJsonBody } from './json-body.js';
 import { statusError } from './describe-error.js';
 import { parseTokenInfo, type TokenInfo } from './parse.js';
 import type { OAuthPeer } from './peer.js';
@@ -24,13 +25,7 @@ export async function lookUpTokenInfo(peer: OAuthPeer, accessToken: string): Pro
     }
     throw statusError('the token info endpoint', response.status);
   }
-  let json: unknown;
-  try {
-    json = await response.json();
-  } catch {
-    throw new ServerError('the token info endpoint sent a malformed answer: the body is not JSON');
-  }
-  return { isActive: true, info: parseTokenInfo(json) };
+  return { isActive: true, info: parseTokenInfo(await readJsonBody(response, 'the token info endpoint')) };
 }
 
 /** lookUpTokenInfo that treats a dead token as an error: AuthError (exit 4). */

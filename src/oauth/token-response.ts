@@ -1,5 +1,6 @@
 import type * as oauth from 'oauth4webapi';
 import { describeOAuthFailure } from './describe-error.js';
+import { readJsonBody } from './json-body.js';
 import { parseTokenResponse, type TokenResponse } from './parse.js';
 
 /**
@@ -21,5 +22,5 @@ export async function judgeTokenResponse(
     untouched.body?.cancel().catch(() => undefined);
     throw await describeOAuthFailure(lib, 'the token endpoint', failure);
   }
-  return parseTokenResponse(await untouched.json());
+  return parseTokenResponse(await readJsonBody(untouched, 'the token endpoint'));
 }

@@ -1,0 +1,24 @@
+import { ServerError } from '../errors.js';
+
+/**
+ * Reads a response body as strict UTF-8 JSON (RFC 8259 §8.1): invalid UTF-8 is refused rather
+ * than decoded with replacement characters that would end up stored. Throws ServerError (exit 1)
+ * "`endpoint` sent a malformed answer: …".
+ */
+export async function readJsonBody(response: Response, endpoint: string): Promise<unknown> {
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new ServerError(`${endpoint} sent a malformed answer: the body is not valid UTF-8`);
+  }
+  if (text.trim() === '') {
+    throw new ServerError(`${endpoint} sent a malformed answer: the body is empty`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ServerError(`${endpoint} sent a malformed answer: the body is not JSON${/^\s*</.test(text) ? ' (it looks like HTML)' : ''}`);
+  }
+}
