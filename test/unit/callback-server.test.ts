@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CallbackTimeoutError, startCallbackServer } from '../../src/loopback/callback-server.js';
 import { InterruptedError } from '../../src/errors.js';
@@ -39,6 +40,41 @@ describe('the loopback listener (RFC 8252 §7.3)', () => {
     expect(accepted.body).not.toContain('<b>');
     await expect(waiting).resolves.toBe('abc');
     await expect(get(server.port, '/callback?code=again', `127.0.0.1:${server.port}`)).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('binds 127.0.0.1 only: another loopback address and ::1 are refused', async () => {
+    const server = await listener();
+    const connectTo = (host: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect({ host, port: server.port });
+        socket.once('connect', () => {
+          socket.destroy();
+          resolve('connected');
+        });
+        socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+      });
+    expect(await connectTo('127.0.0.1')).toBe('connected');
+    expect(await connectTo('127.0.0.2')).toBe('ECONNREFUSED');
+    expect(await connectTo('::1')).toMatch(/ECONNREFUSED|EADDRNOTAVAIL|ENETUNREACH/);
+  });
+
+  it('closes after a failure too, and a browser\'s spare idle connection does not keep it open', async () => {
+    const server = await listener();
+    // A connection that never sends a request, as a browser's preconnect does.
+    const spare = connect({ host: '127.0.0.1', port: server.port });
+    await new Promise((resolve) => spare.once('connect', resolve));
+    onTestFinished(() => {
+      spare.destroy();
+    });
+    const waiting = server.waitForCallback(async () => {
+      throw new Error('exchange failed');
+    }, { timeoutMs: 5000, signal: new AbortController().signal });
+    const failed = await get(server.port, '/callback?code=x', `127.0.0.1:${server.port}`);
+    expect(failed.body).toContain('exchange failed');
+    const startedMs = Date.now();
+    await expect(waiting).rejects.toThrow('exchange failed');
+    expect(Date.now() - startedMs).toBeLessThan(2000);
+    await expect(get(server.port, '/callback', `127.0.0.1:${server.port}`)).rejects.toThrow(/ECONNREFUSED/);
   });
 
   it('rejects with CallbackTimeoutError after timeoutMs and closes', async () => {
