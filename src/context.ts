@@ -49,7 +49,7 @@ export function createContext(proc: ProcessLike, signal: AbortSignal): AppContex
     output: () => (output ??= createOutput(proc, proc.env)),
     prompter: createPrompter(proc),
     openStore: () => (store ??= openProfileStore({ configDir: proc.env.MMAUTH_CONFIG_DIR || undefined })),
-    http: (timeoutMs, trace) => createHttpClient({ timeoutMs, interrupt: signal, ...(trace === undefined ? {} : { trace }) }),
+    http: (timeoutMs, trace) => createHttpClient({ timeoutMs, interrupt: signal, env: proc.env, ...(trace === undefined ? {} : { trace }) }),
     browser: (isVerbose) => createBrowserLauncher(proc.env, proc.platform, isVerbose),
     readTextFile: (path) => readFile(path, 'utf8'),
     readStdin: async () => {

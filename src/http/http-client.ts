@@ -23,6 +23,21 @@ export interface HttpClientOptions {
   trace?: (line: string) => void;
   /** Answers with a longer body are refused (ServerError, exit 1); default 1 MiB. */
   maxBodyBytes?: number;
+  /** Where HTTP_PROXY, HTTPS_PROXY and NO_PROXY (or their lower-case forms) are read; none when absent. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The proxy settings in `env`, lower case first as curl reads them; undefined when unset. */
+export function proxySettings(env: NodeJS.ProcessEnv): { httpProxy?: string; httpsProxy?: string; noProxy?: string } {
+  const pick = (name: string) => env[name.toLowerCase()] || env[name] || undefined;
+  const settings: { httpProxy?: string; httpsProxy?: string; noProxy?: string } = {};
+  const httpProxy = pick('HTTP_PROXY');
+  const httpsProxy = pick('HTTPS_PROXY');
+  const noProxy = pick('NO_PROXY');
+  if (httpProxy !== undefined) settings.httpProxy = httpProxy;
+  if (httpsProxy !== undefined) settings.httpsProxy = httpsProxy;
+  if (noProxy !== undefined) settings.noProxy = noProxy;
+  return settings;
 }
 
 /** The default bound on an answer's body: no OAuth answer comes near it. */
@@ -51,7 +66,8 @@ const TLS_CODES = new Set([
 ]);
 
 /**
- * Creates the HTTP client on undici (loaded on first use, not at start-up). Redirects are never
+ * Creates the HTTP client on undici (loaded on first use, not at start-up), through the proxy that
+ * HTTP_PROXY / HTTPS_PROXY / NO_PROXY in `env` name (undici's EnvHttpProxyAgent). Redirects are never
  * followed (a 3xx is returned as is, so a secret is never re-sent elsewhere). The whole body is
  * read within `timeoutMs` before the Response is returned, so a body over `maxBodyBytes` is refused
  * (ServerError, exit 1) and `trace` can show it. Every failure to get an answer (refused, reset,
@@ -64,7 +80,13 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const load = () =>
     (transport ??= import('undici').then((undici) => ({
       fetch: undici.fetch,
-      dispatcher: new undici.Agent({
+      // EnvHttpProxyAgent: straight to the server unless HTTP(S)_PROXY says otherwise and NO_PROXY
+      // does not exempt the host; the proxy is given explicitly, never read behind our back.
+      dispatcher: new undici.EnvHttpProxyAgent({
+        httpProxy: '',
+        httpsProxy: '',
+        noProxy: '',
+        ...proxySettings(options.env ?? {}),
         connect: { timeout: options.timeoutMs },
         headersTimeout: options.timeoutMs,
         bodyTimeout: options.timeoutMs,
@@ -109,7 +131,12 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         throw error;
       }
       options.trace?.(`< ${label}: ${error instanceof Error ? error.message : String(error)} after ${Math.round(performance.now() - startedMs)} ms`);
-      throw describeNetworkFailure(label, error, options.timeoutMs);
+      const failure = describeNetworkFailure(label, error, options.timeoutMs);
+      const proxy = proxySettings(options.env ?? {});
+      if (proxy.httpProxy !== undefined || proxy.httpsProxy !== undefined) {
+        throw new NetworkError(failure.message, { hint: `${failure.hint ?? ''}; a proxy is set (HTTP_PROXY/HTTPS_PROXY; NO_PROXY exempts hosts): check it too`, cause: error });
+      }
+      throw failure;
     }
   };
   return { fetch };
