@@ -38,7 +38,6 @@ function writeProfile(configDir: string, baseUrl: string): string {
 
 type Command = 'client-credentials' | 'info' | 'revoke';
 const ROUTE = { token: 'POST /oauth2/token', info: 'GET /oauth2/token/info', revoke: 'POST /oauth2/revoke' } as const;
-const NAME = { token: 'the token endpoint', info: 'the token info endpoint', revoke: 'the revoke endpoint' } as const;
 const COMMAND_FOR = { token: 'client-credentials', info: 'info', revoke: 'revoke' } as const satisfies Record<keyof typeof ROUTE, Command>;
 
 const big = JSON.stringify({ ...GOOD_TOKEN, padding: 'x'.repeat(1_200_000) });
