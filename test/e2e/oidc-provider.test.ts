@@ -23,6 +23,18 @@ import { startTestProvider, type TestProvider } from '../support/oidc-provider.j
 /** A user agent that signs in but stops before the loopback redirect, so the test holds the callback URL. */
 const remoteAgent = { login: 'demo', password: 'demo', decision: 'allow' as const, log: () => undefined, timeoutMs: 10_000, isRedirectUnreachable: true };
 
+/**
+ * Starts `mmauth login --no-browser` against a fresh provider and signs in with an agent that
+ * stops before the loopback redirect: the test holds the genuine callback URL, mmauth still waits.
+ */
+async function signInWithoutRedirect() {
+  const provider = await startTestProvider();
+  const login = startCli(['login', '--no-browser', '--wait', '15'], { env: envFor(provider, makeConfigDir()) });
+  const [url] = await login.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/);
+  const genuine = new URL((await runHeadlessBrowser(url, { ...remoteAgent })).finalUrl);
+  return { provider, login, genuine };
+}
+
 function envFor(provider: TestProvider, configDir: string, extra: Record<string, string | undefined> = {}) {
   return { MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: provider.baseUrl, MMAUTH_CLIENT_ID: provider.clientId, MMAUTH_CLIENT_SECRET: provider.clientSecret, ...extra };
 }
@@ -50,11 +62,7 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
   });
 
   it('state is checked: a callback carrying a genuine code but another state is refused and its code never exchanged', async () => {
-    const provider = await startTestProvider();
-    const configDir = makeConfigDir();
-    const login = startCli(['login', '--no-browser', '--wait', '15'], { env: envFor(provider, configDir) });
-    const [url] = await login.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/);
-    const genuine = new URL((await runHeadlessBrowser(url, { ...remoteAgent })).finalUrl);
+    const { provider, login, genuine } = await signInWithoutRedirect();
     expect(genuine.searchParams.get('code')).toBeTruthy();
 
     const forged = new URL(genuine);
@@ -71,11 +79,7 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
   });
 
   it('iss (RFC 9207): oidc-provider sends it; a callback naming another issuer is refused, the genuine one accepted', async () => {
-    const provider = await startTestProvider();
-    const configDir = makeConfigDir();
-    const login = startCli(['login', '--no-browser', '--wait', '15'], { env: envFor(provider, configDir) });
-    const [url] = await login.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/);
-    const genuine = new URL((await runHeadlessBrowser(url, { ...remoteAgent })).finalUrl);
+    const { provider, login, genuine } = await signInWithoutRedirect();
     expect(genuine.searchParams.get('iss')).toBe(provider.baseUrl);
 
     const foreign = new URL(genuine);
