@@ -47,6 +47,11 @@ export function splitCommandLine(command: string): string[] {
   return words;
 }
 
+/** Whether this is an SSH session: SSH_CONNECTION, SSH_CLIENT or SSH_TTY is set. */
+export function isSshSession(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(env.SSH_CONNECTION || env.SSH_CLIENT || env.SSH_TTY);
+}
+
 /**
  * Why no browser should be opened automatically, or undefined when one may be: `CI` set, an SSH
  * session (SSH_CONNECTION, SSH_CLIENT, SSH_TTY), or Linux without DISPLAY/WAYLAND_DISPLAY.
@@ -54,7 +59,7 @@ export function splitCommandLine(command: string): string[] {
  */
 export function reasonNotToOpen(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): string | undefined {
   if (isCi(env)) return 'CI is set';
-  if (env.SSH_CONNECTION || env.SSH_CLIENT || env.SSH_TTY) return 'this is an SSH session';
+  if (isSshSession(env)) return 'this is an SSH session';
   if (platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY) return 'there is no display (DISPLAY/WAYLAND_DISPLAY unset)';
   return undefined;
 }

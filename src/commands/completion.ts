@@ -1,8 +1,9 @@
 import { Argument, type Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 
-/** The shells `mmauth completion` writes a script for. */
+/** The shells `mmauth completion` writes a script for (the argument's choices). */
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+/** One of SHELLS. */
 export type Shell = (typeof SHELLS)[number];
 
 /** One option as completion sees it. */
@@ -48,7 +49,11 @@ export async function runCompletion(shell: Shell, program: Command, ctx: AppCont
   out.data(shell === 'bash' ? bashScript(specs) : shell === 'zsh' ? zshScript(specs) : fishScript(specs));
 }
 
-/** The subcommands of `program` with their options, for the script generators. */
+/**
+ * The subcommands of `program` as the script generators see them: name, description, every option
+ * (flags, whether it takes a value, fixed choices, whether the value is a file) plus -h/--help,
+ * and the fixed choices of the first argument. Reads commander's public Command/Option fields.
+ */
 export function describeCommands(program: Command): CommandSpec[] {
   return program.commands.map((command) => ({
     name: command.name(),

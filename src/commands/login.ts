@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { UsageError } from '../errors.js';
 import { createAuthorizationRequest, exchangeAuthorizationCode, ForeignCallbackError, validateCallback } from '../oauth/authorization-code.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
+import { isSshSession } from '../browser/open-browser.js';
 import { redactUrl, SecretScrubber } from '../http/redact.js';
 import { implicitParameters, parseImplicitCallback } from '../oauth/implicit.js';
 import type { TokenResponse } from '../oauth/parse.js';
@@ -149,7 +150,7 @@ export async function runLogin(options: LoginOptions, ctx: AppContext): Promise<
       out.info(
         `If the browser runs on another machine, it will end on an address starting with ${redirectUri}\n` +
           `that it cannot load: copy that whole address from its address bar, paste it here and press Enter.` +
-          `${isRemoteSession(ctx.env) ? `\n(Or forward the port first: ssh -L ${listener.port}:127.0.0.1:${listener.port} <this host>.)` : ''}\n`,
+          `${isSshSession(ctx.env) ? `\n(Or forward the port first: ssh -L ${listener.port}:127.0.0.1:${listener.port} <this host>.)` : ''}\n`,
       );
     }
     const deadlineMs = ctx.nowMs() + options.wait * 1000;
@@ -205,10 +206,6 @@ export async function runLogin(options: LoginOptions, ctx: AppContext): Promise<
   }
 }
 
-/** Whether mmauth runs in an SSH session (SSH_CONNECTION, SSH_CLIENT or SSH_TTY set). */
-function isRemoteSession(env: NodeJS.ProcessEnv): boolean {
-  return Boolean(env.SSH_CONNECTION || env.SSH_CLIENT || env.SSH_TTY);
-}
 
 /**
  * `login --with-token`: reads a personal access token (spec §1, §5.2) from stdin (a masked prompt

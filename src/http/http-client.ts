@@ -76,6 +76,8 @@ const TLS_CODES = new Set([
  * caller to judge.
  */
 export function createHttpClient(options: HttpClientOptions): HttpClient {
+  const proxy = proxySettings(options.env ?? {});
+  const hasProxy = proxy.httpProxy !== undefined || proxy.httpsProxy !== undefined;
   let transport: Promise<{ fetch: typeof import('undici').fetch; dispatcher: import('undici').Dispatcher }> | undefined;
   const load = () =>
     (transport ??= import('undici').then((undici) => ({
@@ -86,7 +88,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         httpProxy: '',
         httpsProxy: '',
         noProxy: '',
-        ...proxySettings(options.env ?? {}),
+        ...proxy,
         connect: { timeout: options.timeoutMs },
         headersTimeout: options.timeoutMs,
         bodyTimeout: options.timeoutMs,
@@ -132,8 +134,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       }
       options.trace?.(`< ${label}: ${error instanceof Error ? error.message : String(error)} after ${Math.round(performance.now() - startedMs)} ms`);
       const failure = describeNetworkFailure(label, error, options.timeoutMs);
-      const proxy = proxySettings(options.env ?? {});
-      if (proxy.httpProxy !== undefined || proxy.httpsProxy !== undefined) {
+      if (hasProxy) {
         throw new NetworkError(failure.message, { hint: `${failure.hint ?? ''}; a proxy is set (HTTP_PROXY/HTTPS_PROXY; NO_PROXY exempts hosts): check it too`, cause: error });
       }
       throw failure;

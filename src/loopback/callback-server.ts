@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CliError, InterruptedError, NetworkError, UsageError } from '../errors.js';
-import { RELAY_CSP, renderCallbackPage, renderRelayPage, type CallbackPage } from './pages.js';
+import { relayContentSecurityPolicy, renderCallbackPage, renderRelayPage, type CallbackPage } from './pages.js';
 
 /** Where the listener binds and which path it serves. */
 export interface CallbackServerOptions {
@@ -174,7 +174,7 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
             return;
           }
           if (options.isFragmentRelay === true && req.method === 'POST') {
-            void relay(req, res, judge);
+            void relay(req, res);
             return;
           }
           if (req.method !== 'GET') {
@@ -183,7 +183,7 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
             return;
           }
           if (options.isFragmentRelay === true && url.search === '') {
-            res.writeHead(200, { ...PAGE_HEADERS, 'content-security-policy': RELAY_CSP });
+            res.writeHead(200, { ...PAGE_HEADERS, 'content-security-policy': relayContentSecurityPolicy() });
             res.end(renderRelayPage());
             return;
           }
@@ -191,7 +191,7 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
         };
 
         /** The relay page's POST: same origin only, a form-encoded fragment of at most 16 KiB. */
-        const relay = async (req: IncomingMessage, res: ServerResponse, judgeUrl: typeof judge) => {
+        const relay = async (req: IncomingMessage, res: ServerResponse) => {
           const origin = (req.headers.origin ?? '').toLowerCase();
           if (!allowedOrigins.has(origin)) {
             respondJson(res, 403, { isSuccess: false, title: 'Refused', detail: 'Only the relay page of this listener may post here.' });
@@ -203,7 +203,7 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
             respondJson(res, 413, { isSuccess: false, title: 'Refused', detail: 'The fragment is too large.' });
             return;
           }
-          const { status, page } = await judgeUrl(new URL(`${redirectUri}#${fragment}`));
+          const { status, page } = await judge(new URL(`${redirectUri}#${fragment}`));
           respondJson(res, status, page);
         };
 

@@ -48,8 +48,16 @@ const RELAY_SCRIPT = `(function () {
     .catch(function () { show('error', 'Could not reach mmauth', 'The terminal may have stopped waiting. Copy the full URL from the address bar and paste it into the terminal.'); });
 })();`;
 
-/** The Content-Security-Policy that lets exactly the relay script run and talk to its own origin. */
-export const RELAY_CSP = `default-src 'none'; script-src 'sha256-${createHash('sha256').update(RELAY_SCRIPT).digest('base64')}'; style-src 'unsafe-inline'; connect-src 'self'`;
+let relayCsp: string | undefined;
+
+/**
+ * The Content-Security-Policy that lets exactly the relay script run (CSP3 hash source) and talk to
+ * its own origin; hashed on first use, so a start-up that serves no relay page pays nothing.
+ */
+export function relayContentSecurityPolicy(): string {
+  relayCsp ??= `default-src 'none'; script-src 'sha256-${createHash('sha256').update(RELAY_SCRIPT).digest('base64')}'; style-src 'unsafe-inline'; connect-src 'self'`;
+  return relayCsp;
+}
 
 /**
  * The page served at the redirect path in the implicit flow (RFC 6749 §4.2.2: the token is in the

@@ -4,14 +4,12 @@
  * code (1 malformed or 5xx, 3 reset, TLS failure or timeout), no stack trace, nothing on stdout, and
  * the stored token byte-identical afterwards.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeConfigDir, runCli } from '../support/cli.js';
 import { readConfigText } from '../support/emulator.js';
-import { answer, json, neverAnswer, resetConnection, stallBody, startHostileServer, type Behaviour } from '../support/hostile-server.js';
+import { answer, json, makeSelfSignedCertificate, neverAnswer, resetConnection, stallBody, startHostileServer, type Behaviour, type SelfSignedCertificate } from '../support/hostile-server.js';
 
 const CLIENT_SECRET = 'hostile-test-secret-0123456789';
 const STORED_TOKEN = 'stored-token-that-must-survive-0123456789';
@@ -128,14 +126,11 @@ describe('hostile and broken servers', () => {
 });
 
 describe('TLS failures (exit 3, with the NODE_EXTRA_CA_CERTS hint)', () => {
-  let dir = '';
-  let tls = { key: '', cert: '' };
+  let tls: SelfSignedCertificate;
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'mmauth-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore', timeout: 20_000 });
-    tls = { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+    tls = makeSelfSignedCertificate();
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => tls.remove());
 
   it('a self-signed certificate', async () => {
     const server = await startHostileServer({ [ROUTE.token]: json(GOOD_TOKEN) }, tls);
@@ -154,7 +149,7 @@ describe('TLS failures (exit 3, with the NODE_EXTRA_CA_CERTS hint)', () => {
     const server = await startHostileServer({ [ROUTE.token]: json(GOOD_TOKEN) }, tls);
     const configDir = makeConfigDir();
     writeProfile(configDir, server.baseUrl);
-    const result = await runCli(['client-credentials', '--no-save', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir, NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem') } });
+    const result = await runCli(['client-credentials', '--no-save', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir, NODE_EXTRA_CA_CERTS: tls.certFile } });
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout).access_token).toBe(GOOD_TOKEN.access_token);
   });

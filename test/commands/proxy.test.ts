@@ -1,13 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { makeConfigDir, runCli } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
-import { json, startHostileServer } from '../support/hostile-server.js';
+import { json, makeSelfSignedCertificate, startHostileServer, type SelfSignedCertificate } from '../support/hostile-server.js';
 
 /** A forward proxy on 127.0.0.1: absolute-form HTTP requests and CONNECT tunnels, each recorded. */
 async function startProxy(): Promise<{ url: string; seen: string[] }> {
@@ -75,18 +71,17 @@ describe('HTTP_PROXY / HTTPS_PROXY / NO_PROXY (undici EnvHttpProxyAgent)', () =>
   });
 
   describe('HTTPS_PROXY tunnels https with CONNECT', () => {
-    let dir = '';
+    let tls: SelfSignedCertificate;
     beforeAll(() => {
-      dir = mkdtempSync(join(tmpdir(), 'mmauth-proxy-tls-'));
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore', timeout: 20_000 });
+      tls = makeSelfSignedCertificate();
     });
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    afterAll(() => tls.remove());
 
     it('the token request goes through the tunnel, TLS end to end', async () => {
-      const server = await startHostileServer({ 'POST /oauth2/token': json({ access_token: 'tunnelled-token-0123456789', token_type: 'Bearer', expires_in: 60 }) }, { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') });
+      const server = await startHostileServer({ 'POST /oauth2/token': json({ access_token: 'tunnelled-token-0123456789', token_type: 'Bearer', expires_in: 60 }) }, tls);
       const proxy = await startProxy();
       const result = await runCli(['client-credentials', '--no-save', '--json', '--base-url', server.baseUrl, '--client-id', 'c'], {
-        env: { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_CLIENT_SECRET: 'tunnel-secret-0123456789', HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: join(dir, 'cert.pem') },
+        env: { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_CLIENT_SECRET: 'tunnel-secret-0123456789', HTTPS_PROXY: proxy.url, NODE_EXTRA_CA_CERTS: tls.certFile },
       });
       expect(result.code, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout).access_token).toBe('tunnelled-token-0123456789');

@@ -8,13 +8,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { CHROMIUM_ARGS, CHROMIUM_PATH as CHROMIUM } from '../support/chromium-flags.mjs';
 import { makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
 import { readPng } from '../support/png.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const DRIVER = `${process.execPath} ${resolve(import.meta.dirname, '../support/chromium-browser.mjs')}`;
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 interface DriverReport {
   consentShot: string | null;

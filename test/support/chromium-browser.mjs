@@ -13,9 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-
-/** The flags the machine notes require for Chromium in this closed network. */
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium-flags.mjs';
 
 const url = process.argv[process.argv.length - 1] ?? '';
 const reportFile = process.env.MMAUTH_CHROMIUM_REPORT ?? '';
@@ -26,7 +24,7 @@ const report = { url, decision, steps: [], consentShot: null, resultShot: null, 
 const userDataDir = mkdtempSync(join(tmpdir(), 'mmauth-chromium-'));
 let context;
 try {
-  context = await chromium.launchPersistentContext(userDataDir, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, timeout: 20_000 });
+  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, timeout: 20_000 });
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(15_000);
   page.on('console', (message) => message.type() === 'error' && report.consoleErrors.push(message.text()));

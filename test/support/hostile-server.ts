@@ -1,6 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 
 /** How the server answers one request (it may also never answer, or drop the connection). */
@@ -76,3 +80,21 @@ export const stallBody: Behaviour = (_req, res) => {
 export const resetConnection: Behaviour = (req) => {
   req.socket.resetAndDestroy();
 };
+
+/** A self-signed certificate for 127.0.0.1 made by openssl: PEM key and cert, the cert's file, and how to delete it. */
+export interface SelfSignedCertificate {
+  key: string;
+  cert: string;
+  /** For NODE_EXTRA_CA_CERTS. */
+  certFile: string;
+  remove(): void;
+}
+
+/** Makes a fresh RSA key and a one-day self-signed certificate for IP 127.0.0.1 (bounded: 20 s). */
+export function makeSelfSignedCertificate(): SelfSignedCertificate {
+  const dir = mkdtempSync(join(tmpdir(), 'mmauth-tls-'));
+  const keyFile = join(dir, 'key.pem');
+  const certFile = join(dir, 'cert.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore', timeout: 20_000 });
+  return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), certFile, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}

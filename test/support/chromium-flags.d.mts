@@ -1,0 +1,3 @@
+/** Types of chromium-flags.mjs. */
+export declare const CHROMIUM_PATH: string;
+export declare const CHROMIUM_ARGS: string[];
