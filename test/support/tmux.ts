@@ -54,7 +54,8 @@ export function startInTmux(argv: string[], env: Record<string, string>): TmuxSe
   };
   return {
     send(keys, options = {}) {
-      tmux('send-keys', '-t', 'main', ...(options.literal === true ? ['-l'] : []), ...keys);
+      // `--` ends tmux's options, so a key string that starts with '-' (a random secret may) is typed, not parsed.
+      tmux('send-keys', '-t', 'main', ...(options.literal === true ? ['-l'] : []), '--', ...keys);
     },
     screen,
     waitFor: (pattern, timeoutMs = 10_000) => poll(() => screen().match(pattern) ?? undefined, timeoutMs, () => `the screen did not show ${pattern}`),
