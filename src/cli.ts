@@ -1,17 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { CommanderError } from '@commander-js/extra-typings';
 import { createContext, type AppContext } from './context.js';
 import { CliError, ExitCode } from './errors.js';
 import { buildProgram } from './program.js';
-
-function readVersion(): string {
-  try {
-    const json: unknown = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-    return typeof json === 'object' && json !== null && 'version' in json && typeof json.version === 'string' ? json.version : '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
-}
 
 function isVerbose(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
   return argv.includes('--verbose') || env.MMAUTH_DEBUG === '1';
@@ -43,16 +33,13 @@ async function report(error: unknown, ctx: AppContext, isVerboseRun: boolean): P
   return error instanceof CliError ? error.exitCode : ExitCode.failure;
 }
 
-function flush(stream: NodeJS.WritableStream): Promise<void> {
-  return new Promise((resolve) => stream.write('', () => resolve()));
-}
-
 /**
  * The process entry: builds the context, runs the command named in `argv` (process.argv shape),
  * maps any error to its exit code, flushes stdout and stderr, and exits. The only process.exit.
- * A first Ctrl-C aborts the running command (exit 130); a second one exits at once.
+ * `version` is package.json's, which the launcher reads. A first Ctrl-C aborts the running
+ * command (exit 130); a second one exits at once.
  */
-export async function main(argv: string[]): Promise<never> {
+export async function main(argv: string[], version: string): Promise<never> {
   const interrupt = new AbortController();
   process.on('SIGINT', () => {
     if (interrupt.signal.aborted) process.exit(ExitCode.interrupted);
@@ -66,10 +53,10 @@ export async function main(argv: string[]): Promise<never> {
   const ctx = createContext(process, interrupt.signal);
   let exitCode: number = ExitCode.ok;
   try {
-    await buildProgram(ctx, readVersion()).parseAsync(argv);
+    await buildProgram(ctx, version).parseAsync(argv);
   } catch (error) {
     exitCode = await report(error, ctx, isVerbose(argv, ctx.env));
   }
-  await Promise.all([flush(process.stdout), flush(process.stderr)]);
+  await Promise.all([ctx.stdout.flush(), ctx.stderr.flush()]);
   process.exit(exitCode);
 }

@@ -24,6 +24,11 @@ export function buildProgram(ctx: AppContext, version: string): Command {
     .configureOutput({
       writeOut: (text) => ctx.stdout.write(text),
       writeErr: (text) => ctx.stderr.write(text),
+      // Asked of our writers, not process.stdout/stderr, whose streams cost about 3 ms to create.
+      getOutHelpWidth: () => ctx.stdout.columns ?? 80,
+      getErrHelpWidth: () => ctx.stderr.columns ?? 80,
+      getOutHasColors: () => false,
+      getErrHasColors: () => false,
     })
     .addHelpText('after', `
 Examples:

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { isCi } from '../ui/prompts.js';
 
 /** What became of an attempt to show the authorization URL in a browser. */
@@ -78,6 +77,8 @@ export function createBrowserLauncher(env: NodeJS.ProcessEnv, platform: NodeJS.P
         if (command === undefined) {
           return { isOpened: false, reason: 'BROWSER is empty' };
         }
+        // Loaded here: node:child_process costs about 3 ms, which only login needs.
+        const { spawn } = await import('node:child_process');
         return new Promise<BrowserOutcome>((resolve) => {
           const child = spawn(command, [...args, url], { stdio: ['ignore', 'ignore', isVerbose ? 'inherit' : 'ignore'], detached: platform !== 'win32' });
           child.once('error', (error) => resolve({ isOpened: false, reason: `BROWSER command failed to start: ${error.message}` }));

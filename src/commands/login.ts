@@ -5,12 +5,9 @@ import { createAuthorizationRequest, exchangeAuthorizationCode, ForeignCallbackE
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import { isSshSession } from '../browser/open-browser.js';
 import { redactUrl, SecretScrubber } from '../http/redact.js';
-import { implicitParameters, parseImplicitCallback } from '../oauth/implicit.js';
 import type { TokenResponse } from '../oauth/parse.js';
 import { requireTokenInfo } from '../oauth/token-info.js';
-import { startCallbackServer } from '../loopback/callback-server.js';
 import type { StoredToken } from '../store/profile.js';
-import { readPastedLines } from '../ui/paste.js';
 import { startWaitIndicator } from '../ui/wait-indicator.js';
 import {
   chooseScope,
@@ -132,6 +129,13 @@ export async function runLogin(options: LoginOptions, ctx: AppContext): Promise<
     out.warn('the implicit flow is deprecated (RFC 9700 §2.1.2: the token travels in the browser\'s URL); prefer `mmauth login` without --implicit');
   }
 
+  // Loaded here, not at start-up: the listener, the paste reader and the fragment check pull in
+  // node:http, node:readline and node:crypto, which every other command would pay for.
+  const [{ startCallbackServer }, { readPastedLines }, { implicitParameters, parseImplicitCallback }] = await Promise.all([
+    import('../loopback/callback-server.js'),
+    import('../ui/paste.js'),
+    import('../oauth/implicit.js'),
+  ]);
   const listener = await startCallbackServer({ port: redirect?.port ?? 0, path: redirect?.path ?? '/callback', isFragmentRelay: isImplicit });
   const pasted = options.clientSecretStdin === true ? undefined : readPastedLines(ctx.stdin);
   try {

@@ -15,7 +15,7 @@ import { startEmulator } from '../emulator/emulator.js';
 import { maskToken } from '../ui/format.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-const bin = resolve(here, '../../bin/mmauth.js');
+const bin = resolve(here, '../../bin/mmauth.cjs');
 const agent = resolve(here, 'headless-browser.js');
 
 interface Step {

@@ -10,8 +10,17 @@ export interface HttpRequestInit {
   signal?: AbortSignal | undefined;
 }
 
-/** A fetch bound to mmauth's transport: per-request timeout, no redirects followed. */
-export type HttpFetch = (url: string, init: HttpRequestInit) => Promise<Response>;
+/** An HTTP answer, read whole: status, header fields (lower-case names) and the body's bytes. */
+export interface HttpAnswer {
+  status: number;
+  statusText: string;
+  /** Lower-case field names; repeated fields joined with ", " (RFC 9110 §5.3). */
+  headers: Record<string, string>;
+  body: Uint8Array;
+}
+
+/** A request through mmauth's transport: per-request timeout, no redirects followed, body read whole. */
+export type HttpFetch = (url: string, init: HttpRequestInit) => Promise<HttpAnswer>;
 
 /** Options of createHttpClient. */
 export interface HttpClientOptions {
@@ -46,6 +55,18 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Statuses whose Response must have a null body (Fetch standard). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
+/**
+ * The answer as a Fetch `Response`, for oauth4webapi's `process…Response` functions. Building one
+ * loads Node's internal fetch (about 20 ms), so only the paths that use oauth4webapi pay for it.
+ */
+export function toResponse(answer: HttpAnswer): Response {
+  return new Response(NULL_BODY_STATUSES.has(answer.status) ? null : answer.body, {
+    status: answer.status,
+    statusText: answer.statusText,
+    headers: answer.headers,
+  });
+}
+
 /** The transport every server request goes through. */
 export interface HttpClient {
   fetch: HttpFetch;
@@ -65,40 +86,31 @@ const TLS_CODES = new Set([
   'EPROTO',
 ]);
 
+/** One exchange on a transport: the answer read whole (at most `maxBodyBytes`), or a throw. */
+type Transport = (url: URL, init: HttpRequestInit, body: string | undefined, signal: AbortSignal, maxBodyBytes: number, label: string) => Promise<HttpAnswer>;
+
 /**
- * Creates the HTTP client on undici (loaded on first use, not at start-up), through the proxy that
- * HTTP_PROXY / HTTPS_PROXY / NO_PROXY in `env` name (undici's EnvHttpProxyAgent). Redirects are never
- * followed (a 3xx is returned as is, so a secret is never re-sent elsewhere). The whole body is
- * read within `timeoutMs` before the Response is returned, so a body over `maxBodyBytes` is refused
- * (ServerError, exit 1) and `trace` can show it. Every failure to get an answer (refused, reset,
- * DNS, TLS, `timeoutMs` exceeded) is thrown as NetworkError (exit 3) naming the method and URL, or
+ * Creates the HTTP client. Without HTTP_PROXY/HTTPS_PROXY in `env` requests go through `node:http`
+ * and `node:https`; with one they go through undici's EnvHttpProxyAgent (loaded then, not at
+ * start-up), which also honours NO_PROXY. Node's own HTTP parser is native, while undici's first
+ * request compiles its WASM parser (about +110 ms and +40 MiB for a one-shot CLI), hence the split.
+ * Redirects are never followed (a 3xx is returned as is, so a secret is never re-sent elsewhere).
+ * The whole body is read within `timeoutMs`, so a body over `maxBodyBytes` is refused (ServerError,
+ * exit 1) and `trace` can show it. Every failure to get an answer (refused, reset, DNS, TLS,
+ * `timeoutMs` exceeded) is thrown as NetworkError (exit 3) naming the method and URL, or
  * InterruptedError (130) after `interrupt`; an HTTP answer of any status is returned for the
  * caller to judge.
  */
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const proxy = proxySettings(options.env ?? {});
   const hasProxy = proxy.httpProxy !== undefined || proxy.httpsProxy !== undefined;
-  let transport: Promise<{ fetch: typeof import('undici').fetch; dispatcher: import('undici').Dispatcher }> | undefined;
-  const load = () =>
-    (transport ??= import('undici').then((undici) => ({
-      fetch: undici.fetch,
-      // EnvHttpProxyAgent: straight to the server unless HTTP(S)_PROXY says otherwise and NO_PROXY
-      // does not exempt the host; the proxy is given explicitly, never read behind our back.
-      dispatcher: new undici.EnvHttpProxyAgent({
-        httpProxy: '',
-        httpsProxy: '',
-        noProxy: '',
-        ...proxy,
-        connect: { timeout: options.timeoutMs },
-        headersTimeout: options.timeoutMs,
-        bodyTimeout: options.timeoutMs,
-      }),
-    })));
+  let transport: Promise<Transport> | undefined;
+  const load = () => (transport ??= hasProxy ? loadProxyTransport(proxy, options.timeoutMs) : loadNodeTransport());
 
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const scrubber = new SecretScrubber();
   const fetch: HttpFetch = async (url, init) => {
-    const { fetch: undiciFetch, dispatcher } = await load();
+    const send = await load();
     const signals = [AbortSignal.timeout(options.timeoutMs), init.signal, options.interrupt].filter((s): s is AbortSignal => s !== undefined);
     const signal = AbortSignal.any(signals);
     const label = `${init.method} ${url}`;
@@ -107,24 +119,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       traceRequest(options.trace, scrubber, url, init);
     }
     try {
-      const response = await undiciFetch(url, {
-        method: init.method,
-        ...(init.headers === undefined ? {} : { headers: init.headers }),
-        ...(init.body === undefined ? {} : { body: init.body }),
-        redirect: 'manual',
-        signal,
-        dispatcher,
-      });
-      const body = await readBody(response.body, maxBodyBytes, label);
+      const answer = await send(new URL(url), init, init.body === undefined ? undefined : String(init.body), signal, maxBodyBytes, label);
       if (options.trace !== undefined) {
-        traceResponse(options.trace, scrubber, response, body, performance.now() - startedMs);
+        traceResponse(options.trace, scrubber, answer, performance.now() - startedMs);
       }
-      // A fresh Response over the bytes read: callers may read it (and clone it) as usual.
-      return new Response(NULL_BODY_STATUSES.has(response.status) ? null : body, {
-        status: response.status,
-        statusText: response.statusText,
-        headers: response.headers as unknown as Headers,
-      });
+      return answer;
     } catch (error) {
       if (options.interrupt?.aborted === true) {
         throw new InterruptedError();
@@ -133,7 +132,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         throw error;
       }
       options.trace?.(`< ${label}: ${error instanceof Error ? error.message : String(error)} after ${Math.round(performance.now() - startedMs)} ms`);
-      const failure = describeNetworkFailure(label, error, options.timeoutMs);
+      // Past the deadline a transport may report the torn-down socket ("reset"); the cause is the timeout.
+      const failure = describeNetworkFailure(label, signal.aborted ? signal.reason : error, options.timeoutMs);
       if (hasProxy) {
         throw new NetworkError(failure.message, { hint: `${failure.hint ?? ''}; a proxy is set (HTTP_PROXY/HTTPS_PROXY; NO_PROXY exempts hosts): check it too`, cause: error });
       }
@@ -141,6 +141,91 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     }
   };
   return { fetch };
+}
+
+function tooLarge(label: string, maxBytes: number): ServerError {
+  return new ServerError(`${label}: the answer's body is larger than ${Math.round(maxBytes / 1024)} KiB; refused`, {
+    hint: 'no OAuth answer is that large: check --base-url',
+  });
+}
+
+/** The header fields to send: the caller's, plus a form content type for a URLSearchParams body. */
+function requestHeaders(init: HttpRequestInit): Record<string, string> {
+  const headers = { ...init.headers };
+  if (init.body instanceof URLSearchParams && !Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) {
+    headers['content-type'] = 'application/x-www-form-urlencoded;charset=UTF-8';
+  }
+  return headers;
+}
+
+/** The transport on node:http or node:https (each loaded on first use: TLS costs only https); never follows a redirect. */
+async function loadNodeTransport(): Promise<Transport> {
+  let http: Promise<typeof import('node:http')> | undefined;
+  let https: Promise<typeof import('node:https')> | undefined;
+  return async (url, init, body, signal, maxBodyBytes, label) => {
+    const { request: send } = url.protocol === 'https:' ? await (https ??= import('node:https')) : await (http ??= import('node:http'));
+    return new Promise<HttpAnswer>((resolve, reject) => {
+      const headers = requestHeaders(init);
+      if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+      const request = send(url, { method: init.method, headers, signal }, (response) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.byteLength;
+          if (size > maxBodyBytes) {
+            request.destroy();
+            reject(tooLarge(label, maxBodyBytes));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        response.on('error', reject);
+        response.on('end', () => {
+          const fields: Record<string, string> = {};
+          for (const [name, value] of Object.entries(response.headers)) {
+            if (value !== undefined) fields[name] = Array.isArray(value) ? value.join(', ') : value;
+          }
+          resolve({ status: response.statusCode ?? 0, statusText: response.statusMessage ?? '', headers: fields, body: new Uint8Array(Buffer.concat(chunks, size)) });
+        });
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
+  };
+}
+
+/** The transport on undici's EnvHttpProxyAgent (loaded on first use), through the proxy `env` names. */
+async function loadProxyTransport(proxy: ReturnType<typeof proxySettings>, timeoutMs: number): Promise<Transport> {
+  const undici = await import('undici');
+  // EnvHttpProxyAgent: straight to the server unless HTTP(S)_PROXY says otherwise and NO_PROXY
+  // does not exempt the host; the proxy is given explicitly, never read behind our back.
+  const dispatcher = new undici.EnvHttpProxyAgent({
+    httpProxy: '',
+    httpsProxy: '',
+    noProxy: '',
+    ...proxy,
+    connect: { timeout: timeoutMs },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  return async (url, init, body, signal, maxBodyBytes, label) => {
+    const response = await undici.request(url, { method: init.method as import('undici').Dispatcher.HttpMethod, headers: requestHeaders(init), body: body ?? null, signal, dispatcher });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).byteLength;
+      if (size > maxBodyBytes) {
+        response.body.destroy();
+        throw tooLarge(label, maxBodyBytes);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    const fields: Record<string, string> = {};
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined) fields[name] = Array.isArray(value) ? value.join(', ') : value;
+    }
+    return { status: response.statusCode, statusText: '', headers: fields, body: new Uint8Array(Buffer.concat(chunks, size)) };
+  };
 }
 
 /**
@@ -173,35 +258,6 @@ export function describeNetworkFailure(label: string, error: unknown, timeoutMs:
   });
 }
 
-/** Reads a whole body, refusing more than `maxBytes` (ServerError naming the request). */
-async function readBody(body: ReadableStream<Uint8Array> | null, maxBytes: number, label: string): Promise<Uint8Array> {
-  if (body === null) {
-    return new Uint8Array(0);
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      void reader.cancel().catch(() => undefined);
-      throw new ServerError(`${label}: the answer's body is larger than ${Math.round(maxBytes / 1024)} KiB; refused`, {
-        hint: 'no OAuth answer is that large: check --base-url',
-      });
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
-}
-
 /** Longest body shown in the trace, in characters. */
 const TRACE_BODY_CHARS = 4096;
 
@@ -223,10 +279,10 @@ function traceRequest(trace: (line: string) => void, scrubber: SecretScrubber, u
   traceBody(trace, '>', body);
 }
 
-function traceResponse(trace: (line: string) => void, scrubber: SecretScrubber, response: { status: number; statusText: string; headers: { forEach(f: (value: string, name: string) => void): void; get(name: string): string | null } }, body: Uint8Array, elapsedMs: number): void {
-  trace(`< ${response.status} ${response.statusText} (${Math.round(elapsedMs)} ms, ${body.byteLength} bytes)`);
-  response.headers.forEach((value, name) => {
-    trace(scrubber.scrub(`< ${name}: ${name.toLowerCase() === 'location' ? redactUrl(value, scrubber) : redactHeader(name, value, scrubber)}`));
-  });
-  traceBody(trace, '<', redactBody(new TextDecoder().decode(body), response.headers.get('content-type') ?? undefined, scrubber));
+function traceResponse(trace: (line: string) => void, scrubber: SecretScrubber, answer: HttpAnswer, elapsedMs: number): void {
+  trace(`< ${answer.status}${answer.statusText === '' ? '' : ` ${answer.statusText}`} (${Math.round(elapsedMs)} ms, ${answer.body.byteLength} bytes)`);
+  for (const [name, value] of Object.entries(answer.headers)) {
+    trace(scrubber.scrub(`< ${name}: ${name === 'location' ? redactUrl(value, scrubber) : redactHeader(name, value, scrubber)}`));
+  }
+  traceBody(trace, '<', redactBody(new TextDecoder().decode(answer.body), answer.headers['content-type'], scrubber));
 }

@@ -1,12 +1,11 @@
 import { ServerError } from '../errors.js';
 
 /**
- * Reads a response body as strict UTF-8 JSON (RFC 8259 §8.1): invalid UTF-8 is refused rather
- * than decoded with replacement characters that would end up stored. Throws ServerError (exit 1)
- * "`endpoint` sent a malformed answer: …".
+ * Reads an answer's body (`bytes`) as strict UTF-8 JSON (RFC 8259 §8.1): invalid UTF-8 is refused
+ * rather than decoded with replacement characters that would end up stored. Throws ServerError
+ * (exit 1) "`endpoint` sent a malformed answer: …".
  */
-export async function readJsonBody(response: Response, endpoint: string): Promise<unknown> {
-  const bytes = new Uint8Array(await response.arrayBuffer());
+export function readJsonBody(bytes: Uint8Array, endpoint: string): unknown {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);

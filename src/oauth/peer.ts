@@ -1,5 +1,5 @@
 import type * as oauth from 'oauth4webapi';
-import type { HttpFetch } from '../http/http-client.js';
+import { toResponse, type HttpFetch } from '../http/http-client.js';
 import type { Endpoints } from './endpoints.js';
 
 /** The server side of a request: its endpoints and the transport to reach them. */
@@ -36,14 +36,16 @@ export function authorizationServer(endpoints: Endpoints): oauth.AuthorizationSe
  */
 export function requestOptions(lib: typeof oauth, peer: OAuthPeer): oauth.TokenEndpointRequestOptions {
   return {
-    [lib.customFetch]: (url: string, init: oauth.CustomFetchOptions<string, unknown>) =>
-      peer.fetch(url, {
-        method: init.method,
-        headers: init.headers,
-        body: typeof init.body === 'string' || init.body instanceof URLSearchParams ? init.body : undefined,
-        redirect: 'manual',
-        signal: init.signal,
-      }),
+    [lib.customFetch]: async (url: string, init: oauth.CustomFetchOptions<string, unknown>) =>
+      toResponse(
+        await peer.fetch(url, {
+          method: init.method,
+          headers: init.headers,
+          body: typeof init.body === 'string' || init.body instanceof URLSearchParams ? init.body : undefined,
+          redirect: 'manual',
+          signal: init.signal,
+        }),
+      ),
     [lib.allowInsecureRequests]: peer.endpoints.token.protocol === 'http:',
   };
 }

@@ -14,18 +14,17 @@ export type TokenInfoResult = { isActive: true; info: TokenInfo } | { isActive: 
  * → ServerError (exit 1); no answer → NetworkError (exit 3). Not in oauth4webapi: Doorkeeper-only.
  */
 export async function lookUpTokenInfo(peer: OAuthPeer, accessToken: string): Promise<TokenInfoResult> {
-  const response = await peer.fetch(peer.endpoints.tokenInfo.href, {
+  const answer = await peer.fetch(peer.endpoints.tokenInfo.href, {
     method: 'GET',
     headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
   });
-  if (response.status !== 200) {
-    await response.body?.cancel();
-    if (response.status === 401) {
+  if (answer.status !== 200) {
+    if (answer.status === 401) {
       return { isActive: false };
     }
-    throw statusError('the token info endpoint', response.status);
+    throw statusError('the token info endpoint', answer.status);
   }
-  return { isActive: true, info: parseTokenInfo(await readJsonBody(response, 'the token info endpoint')) };
+  return { isActive: true, info: parseTokenInfo(readJsonBody(answer.body, 'the token info endpoint')) };
 }
 
 /** lookUpTokenInfo that treats a dead token as an error: AuthError (exit 4). */

@@ -22,5 +22,5 @@ export async function judgeTokenResponse(
     untouched.body?.cancel().catch(() => undefined);
     throw await describeOAuthFailure(lib, 'the token endpoint', failure);
   }
-  return parseTokenResponse(await readJsonBody(untouched, 'the token endpoint'));
+  return parseTokenResponse(readJsonBody(new Uint8Array(await untouched.arrayBuffer()), 'the token endpoint'));
 }

@@ -1,5 +1,6 @@
-import { chmodSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import envPaths from 'env-paths';
 import { CliError, ExitCode } from '../errors.js';
 import { isRecord } from '../is-record.js';
 import { emptyProfile, parseProfile, ProfileFormatError, serializeProfile, type Profile } from './profile.js';
@@ -38,42 +39,35 @@ export interface StoreLocation {
   configDir: string | undefined;
 }
 
+/** The config file's absolute path: `config.json` in MMAUTH_CONFIG_DIR, else where conf puts it (env-paths). */
+export function configFilePath(location: StoreLocation): string {
+  return resolve(location.configDir ?? envPaths('mmauth', { suffix: '' }).config, 'config.json');
+}
+
 /**
- * Opens the profile store through `conf` (loaded here, not at start-up): `config.json` in
- * MMAUTH_CONFIG_DIR or `~/.config/mmauth` (platform equivalent). The directory is made 0700 and
- * the file 0600 after every write. A corrupt file throws StoreError and is never rewritten.
+ * Opens the profile store: `config.json` in MMAUTH_CONFIG_DIR or `~/.config/mmauth` (platform
+ * equivalent, as conf and env-paths place it). Reads parse the file directly; `conf` (and its
+ * schema validator, about 20 ms to load) is loaded only by update(), which writes through it. The
+ * directory is made 0700 and the file 0600 on every write. A corrupt file throws StoreError and
+ * is never rewritten.
  */
 export async function openProfileStore(location: StoreLocation): Promise<ProfileStore> {
-  const { default: Conf } = await import('conf');
-  let conf: InstanceType<typeof Conf<Record<string, unknown>>>;
-  const where = location.configDir ?? 'the config directory';
-  try {
-    conf = new Conf<Record<string, unknown>>({
-      projectName: 'mmauth',
-      projectSuffix: '',
-      ...(location.configDir === undefined ? {} : { cwd: location.configDir }),
-      configName: 'config',
-      configFileMode: 0o600,
-      accessPropertiesByDotNotation: false,
-      clearInvalidConfig: false,
-      watch: false,
-    });
-  } catch (error) {
-    throw describeReadFailure(`${where}/config.json`, error);
-  }
-  const path = conf.path;
+  const path = configFilePath(location);
   const secureDirectory = () => {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     chmodSync(dirname(path), 0o700);
   };
-  secureDirectory();
 
   const readAll = (): Record<string, unknown> => {
-    let store: Record<string, unknown>;
+    let store: unknown;
     try {
-      store = conf.store;
+      store = JSON.parse(readFileSync(path, 'utf8'));
     } catch (error) {
+      if (isMissing(error)) return {};
       throw describeReadFailure(path, error);
+    }
+    if (!isRecord(store)) {
+      throw new StoreError(`config file ${path} is malformed: it must hold a JSON object`);
     }
     const profiles = store.profiles ?? {};
     if (!isRecord(profiles)) {
@@ -93,7 +87,7 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
   };
 
   /** The read-modify-write itself; the caller holds the lock. */
-  const writeProfile = (name: string, change: (current: Profile) => Profile | undefined): Profile | undefined => {
+  const writeProfile = async (name: string, change: (current: Profile) => Profile | undefined): Promise<Profile | undefined> => {
     const all = readAll();
     const raw = all[name];
     const next = change(raw === undefined ? emptyProfile() : parse(name, raw));
@@ -103,8 +97,17 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     } else {
       profiles[name] = serializeProfile(next);
     }
-    secureDirectory();
+    const { default: Conf } = await import('conf');
     try {
+      const conf = new Conf<Record<string, unknown>>({
+        projectName: 'mmauth',
+        cwd: dirname(path),
+        configName: 'config',
+        configFileMode: 0o600,
+        accessPropertiesByDotNotation: false,
+        clearInvalidConfig: false,
+        watch: false,
+      });
       // conf writes a temporary file and renames it over config.json: a reader never sees half a file.
       conf.set('profiles', profiles);
       chmodSync(path, 0o600);
@@ -136,13 +139,16 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
         throw new StoreError(`cannot lock config file ${path} (${error instanceof Error ? error.message : String(error)})`, error);
       }
       try {
-        return writeProfile(name, change);
+        return await writeProfile(name, change);
       } finally {
         await release().catch(() => undefined);
       }
     },
   };
+}
 
+function isMissing(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
 }
 
 function describeReadFailure(path: string, error: unknown): StoreError {

@@ -1,7 +1,9 @@
+import type { Writer } from './fd-writer.js';
+
 /** Where output goes: stdout carries data only; every human message goes to stderr. */
 export interface OutputStreams {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  stdout: Pick<Writer, 'write'>;
+  stderr: Pick<Writer, 'write' | 'isTTY'>;
 }
 
 /** What commands print through. The only importer of chalk. */

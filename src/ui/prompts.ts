@@ -1,4 +1,5 @@
 import { UsageError } from '../errors.js';
+import { isTerminalFd } from './fd-writer.js';
 
 /** Streams and environment a prompt needs to decide whether it may ask. */
 export interface PromptEnvironment {
@@ -36,25 +37,29 @@ export function isCi(env: NodeJS.ProcessEnv): boolean {
 
 /** Creates the Prompter over the given streams; @inquirer/* load only when a prompt is shown. */
 export function createPrompter(io: PromptEnvironment): Prompter {
-  const canPrompt = io.stdin.isTTY === true && io.stderr.isTTY === true && !isCi(io.env);
+  // Judged on first use, and from fstat where it can: touching stdin creates its stream (about
+  // 2 ms), which most commands never read. `io` is the process: stdin is fd 0, stderr fd 2.
+  const canPrompt = () => !isCi(io.env) && isTerminalFd(0, () => io.stdin) && isTerminalFd(2, () => io.stderr);
   const refuse = (message: string, alternatives: string) => {
-    if (!canPrompt) {
+    if (!canPrompt()) {
       const why = isCi(io.env) ? 'CI is set, so mmauth does not prompt' : 'there is no terminal to ask on';
       throw new UsageError(`${message.replace(/:$/, '')} is needed and ${why}`, { hint: `provide it with ${alternatives}` });
     }
   };
-  const context = { input: io.stdin, output: io.stderr };
+  const context = () => ({ input: io.stdin, output: io.stderr });
   return {
-    canPrompt,
+    get canPrompt() {
+      return canPrompt();
+    },
     async secret(message, alternatives) {
       refuse(message, alternatives);
       const { default: password } = await import('@inquirer/password');
-      return password({ message, mask: '*', validate: (value) => value !== '' || 'must not be empty' }, context);
+      return password({ message, mask: '*', validate: (value) => value !== '' || 'must not be empty' }, context());
     },
     async text(message, alternatives, validate) {
       refuse(message, alternatives);
       const { default: input } = await import('@inquirer/input');
-      const answer = await input({ message, required: true, validate: (value) => validate?.(value.trim()) ?? true }, context);
+      const answer = await input({ message, required: true, validate: (value) => validate?.(value.trim()) ?? true }, context());
       return answer.trim();
     },
     async checkbox(message, choices, alternatives) {
@@ -67,7 +72,7 @@ export function createPrompter(io: PromptEnvironment): Prompter {
           required: true,
           instructions: ' (space to tick, enter to confirm)',
         },
-        context,
+        context(),
       );
     },
   };

@@ -1,40 +1,124 @@
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { BIN, cleanEnv, makeConfigDir } from '../support/cli.js';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { BIN, cleanEnv, makeConfigDir, runCli } from '../support/cli.js';
 
-const RECORDER = resolve(import.meta.dirname, '../support/record-imports.mjs');
+const ROOT = resolve(import.meta.dirname, '../..');
+const RECORDER = resolve(import.meta.dirname, '../support/record-loads.cjs');
 
-/** The npm packages a run of mmauth loads, by name. */
-function packagesLoaded(args: string[], env: Record<string, string> = {}): Promise<Set<string>> {
+/** Built-in modules that cost start-up time and that only some commands need (issue 6). */
+const HEAVY_BUILTINS = ['child_process', 'crypto', 'http', 'https', 'net', 'tls', 'readline', 'stream', 'tty', 'fs/promises', 'worker_threads'];
+/** Loaded by Node only when an ES module graph is linked: none may be, the ES loader costs ~4 ms. */
+const ES_MODULE_JOB = 'internal/modules/esm/module_job';
+
+interface Loaded {
+  code: number | null;
+  builtins: string[];
+  /** CommonJS files, relative to the package root; the recorder itself left out. */
+  files: string[];
+}
+
+/** Runs mmauth under the recorder (stdout and stderr are pipes, as in a script). */
+function recordLoads(args: string[], env: Record<string, string> = {}, input = ''): Promise<Loaded> {
   return new Promise((done, reject) => {
-    const child = spawn(process.execPath, ['--import', RECORDER, BIN, ...args], { env: cleanEnv(env), stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--require', RECORDER, BIN, ...args], { env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
+    child.stdout.resume();
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdin.end(input);
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
     child.on('error', reject);
-    child.on('close', () => {
+    child.on('close', (code) => {
       clearTimeout(timer);
-      const names = [...stderr.matchAll(/\[import\] \S*\/node_modules\/((?:@[^/]+\/)?[^/]+)\//g)].map((m) => m[1] ?? '');
-      done(new Set(names));
+      const line = /\[loaded\] (.*)/.exec(stderr)?.[1];
+      if (line === undefined) {
+        reject(new Error(`no [loaded] line; stderr:\n${stderr}`));
+        return;
+      }
+      const report = JSON.parse(line) as { builtins: string[]; files: string[] };
+      done({ code, builtins: report.builtins, files: report.files.filter((file) => file !== RECORDER).map((file) => file.replace(`${ROOT}/`, '')).sort() });
     });
   });
 }
 
-describe('start-up imports only commander', () => {
-  it.each([
-    [['--help']],
-    [['--version']],
-    [['login', '--help']],
-    [['client-credentials', '--help']],
-  ])('mmauth %j loads commander and nothing else', async (args) => {
-    expect([...(await packagesLoaded(args))].sort()).toEqual(['@commander-js/extra-typings', 'commander']);
+async function configWithToken(): Promise<string> {
+  const configDir = makeConfigDir();
+  const stored = await runCli(['login', '--with-token', '--no-verify', '--base-url', 'http://127.0.0.1:9'], { env: { MMAUTH_CONFIG_DIR: configDir }, input: 'a-stored-token-0123456789\n' });
+  expect(stored.code).toBe(0);
+  return configDir;
+}
+
+describe('start-up loads the launcher and the bundle, nothing else', () => {
+  it.each([[['--help']], [['--version']], [['login', '--help']], [['client-credentials', '--help']], [['token']], [['header']], [['status']]])(
+    'mmauth %j: no package file, no ES module, none of the heavy built-ins',
+    async (args) => {
+      const loaded = await recordLoads(args, { MMAUTH_CONFIG_DIR: await configWithToken() });
+      expect(loaded.code).toBe(0);
+      // The bundle itself is compiled from source text (with its code cache), so it is not in require.cache.
+      expect(loaded.files).toEqual(['bin/mmauth.cjs', 'package.json']);
+      expect(loaded.builtins.filter((name) => HEAVY_BUILTINS.includes(name) || name === ES_MODULE_JOB)).toEqual([]);
+    },
+  );
+
+  it('a non-interactive `info` loads node:http, and neither undici, chalk, inquirer, open nor oauth4webapi', async () => {
+    const loaded = await recordLoads(['info'], { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_BASE_URL: 'http://127.0.0.1:9', MMAUTH_TOKEN: 'x' });
+    expect(loaded.code).toBe(3); // nothing listens on port 9
+    expect(loaded.builtins).toContain('http');
+    expect(loaded.builtins).not.toContain('tls');
+    expect(loaded.files).toEqual(['bin/mmauth.cjs', 'package.json']);
+    expect(loaded.builtins).not.toContain(ES_MODULE_JOB);
   });
 
-  it('a non-interactive `info` loads neither chalk nor inquirer nor open', async () => {
-    const loaded = await packagesLoaded(['info'], { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_BASE_URL: 'http://127.0.0.1:9', MMAUTH_TOKEN: 'x' });
-    expect(loaded.has('commander')).toBe(true);
-    expect(loaded.has('undici')).toBe(true);
-    for (const name of ['chalk', '@inquirer/password', 'open', 'oauth4webapi']) expect(loaded.has(name)).toBe(false);
+  it('`client-credentials --no-save` loads oauth4webapi from dist/vendor and no other package', async () => {
+    const loaded = await recordLoads(['client-credentials', '--no-save', '--client-id', 'c'], { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_BASE_URL: 'http://127.0.0.1:9', MMAUTH_CLIENT_SECRET: 's' });
+    expect(loaded.code).toBe(3);
+    expect(loaded.files).toEqual(['bin/mmauth.cjs', 'dist/vendor/oauth4webapi.cjs', 'package.json']);
+    expect(loaded.builtins).not.toContain(ES_MODULE_JOB);
+  });
+
+  it('storing a token loads conf from dist/vendor and proper-lockfile, still no ES module', async () => {
+    const loaded = await recordLoads(['login', '--with-token', '--no-verify', '--base-url', 'http://127.0.0.1:9'], { MMAUTH_CONFIG_DIR: makeConfigDir() }, 'a-token-0123456789\n');
+    expect(loaded.code).toBe(0);
+    expect(loaded.files).toContain('dist/vendor/conf.cjs');
+    expect(loaded.files.some((file) => file.startsWith('node_modules/proper-lockfile/'))).toBe(true);
+    expect(loaded.builtins).not.toContain(ES_MODULE_JOB);
+  });
+});
+
+describe('the launcher', () => {
+  /** A copy of the installed package (bin, dist, package.json) that a test may damage. */
+  function copyOfPackage(): string {
+    const copy = mkdtempSync(join(tmpdir(), 'mmauth-package-'));
+    onTestFinished(() => rmSync(copy, { recursive: true, force: true }));
+    for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(copy, part), { recursive: true });
+    return copy;
+  }
+
+  it.each([
+    ['damaged', Buffer.from('not a V8 code cache at all')],
+    ['missing', undefined],
+  ])('a %s code cache costs speed, never correctness', async (_, content) => {
+    const copy = copyOfPackage();
+    const cache = join(copy, 'dist', 'mmauth.cjs.cache');
+    if (content === undefined) rmSync(cache);
+    else writeFileSync(cache, content);
+    const child = spawn(process.execPath, [join(copy, 'bin', 'mmauth.cjs'), 'token'], { env: cleanEnv({ MMAUTH_CONFIG_DIR: await configWithToken() }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: 'a-stored-token-0123456789\n', stderr: '' });
+  });
+
+  it('a reader that goes away early (`mmauth --help | head -c 0`) is no error', async () => {
+    const child = spawn(process.execPath, [BIN, 'completion', 'bash'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
   });
 });

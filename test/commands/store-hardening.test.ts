@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { BIN, cleanEnv, makeConfigDir, runCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 
-/** Runs `node bin/mmauth.js …args` under `sh -c 'umask U; exec …'`, feeding `input` on stdin. */
+/** Runs `node bin/mmauth.cjs …args` under `sh -c 'umask U; exec …'`, feeding `input` on stdin. */
 function runWithUmask(umask: string, args: string[], env: Record<string, string>, input: string): Promise<number | null> {
   return new Promise((resolve) => {
     const child = spawn('sh', ['-c', `umask ${umask}; exec "$@"`, 'sh', process.execPath, BIN, ...args], { env: cleanEnv(env), stdio: ['pipe', 'ignore', 'ignore'] });

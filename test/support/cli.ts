@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { onTestFinished } from 'vitest';
 
 /** The launcher a user runs (`npx mmauth` resolves to it). */
-export const BIN = resolve(import.meta.dirname, '../../bin/mmauth.js');
+export const BIN = resolve(import.meta.dirname, '../../bin/mmauth.cjs');
 /** The headless user agent, as a BROWSER value. */
 export const HEADLESS_BROWSER = `${process.execPath} ${resolve(import.meta.dirname, '../../dist/demo/headless-browser.js')}`;
 
@@ -52,7 +52,7 @@ export interface RunningCli {
   done: Promise<CliResult>;
 }
 
-/** Spawns `node bin/mmauth.js ...args`; killed after the timeout and when the test ends. */
+/** Spawns `node bin/mmauth.cjs ...args`; killed after the timeout and when the test ends. */
 export function startCli(args: string[], options: CliOptions = {}): RunningCli {
   const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';

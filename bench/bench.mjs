@@ -1,0 +1,300 @@
+#!/usr/bin/env node
+// `npm run bench [-- RESULTS.json] [--pairs N] [--warmup N]`: start-up and request costs of mmauth
+// beside `node -e 0`, `gh auth token` and curl, the emulator under autocannon, and the size of a
+// production install (issue 6). Each comparison alternates its two commands (A B A B …) after a
+// warm-up, so that drift on a busy machine hits both alike; the figures are medians and the median
+// of the pairwise ratios A/B. Every command runs without NODE_EXTRA_CA_CERTS (it adds about 30 ms
+// to each node start on these machines). Needs a built tree (`npm ci` builds it) and python3.
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(root, 'bin', 'mmauth.cjs');
+const MiB = 1024 * 1024;
+
+/** The targets of issue 6; `at` says which figure of a result they judge. */
+const TARGETS = {
+  help: { ratio: 1.5 },
+  tokenVsGh: { ratio: 1.0 },
+  tokenRss: { peakRssMiB: 50 },
+  clientCredentialsVsNode: { ratio: 3.0 },
+  emulator: { requestsPerSecond: 5000, p99Ms: 20 },
+  installMB: 15,
+};
+
+function parseArguments(argv) {
+  const options = { file: 'bench-results.json', pairs: 20, warmup: 3 };
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i];
+    if (arg === '--pairs' || arg === '--warmup') {
+      const value = Number(argv[(i += 1)]);
+      if (!Number.isInteger(value) || value < 0) throw new Error(`${arg} needs a whole number`);
+      options[arg.slice(2)] = value;
+    } else if (arg.startsWith('--')) {
+      throw new Error(`unknown option ${arg}; usage: npm run bench -- [RESULTS.json] [--pairs N] [--warmup N]`);
+    } else {
+      options.file = arg;
+    }
+  }
+  if (options.pairs < 15) throw new Error('--pairs must be at least 15');
+  return options;
+}
+
+const options = parseArguments(process.argv.slice(2));
+if (!existsSync(join(root, 'dist', 'mmauth.cjs'))) {
+  throw new Error('dist/mmauth.cjs is missing: run `npm ci` (or `npm run build`) first');
+}
+
+/** The environment every measured command gets. */
+const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_EXTRA_CA_CERTS' && !key.startsWith('MMAUTH_') && key !== 'CI'));
+const work = mkdtempSync(join(tmpdir(), 'mmauth-bench-'));
+const log = (line) => process.stderr.write(`${line}\n`);
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+/** Starts `mmauth emulator` as its own process; resolves with its JSON line and a stop function. */
+function startEmulator() {
+  return new Promise((resolveStart, reject) => {
+    const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0', '--json', '--auto-approve'], { env: baseEnv, stdio: ['ignore', 'pipe', 'ignore'] });
+    let text = '';
+    const timer = setTimeout(() => reject(new Error('the emulator did not start within 10 s')), 10_000);
+    child.stdout.on('data', (chunk) => {
+      text += chunk;
+      const newline = text.indexOf('\n');
+      if (newline >= 0) {
+        clearTimeout(timer);
+        resolveStart({ ...JSON.parse(text.slice(0, newline)), pid: child.pid, stop: () => child.kill('SIGINT') });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the emulator exited with ${code}`)));
+  });
+}
+
+/** Runs the commands in `order` through bench/measure.py; resolves with one record per run. */
+function measure(commands, order) {
+  return new Promise((resolveRuns, reject) => {
+    const child = spawn('python3', [join(root, 'bench', 'measure.py')], { stdio: ['pipe', 'pipe', 'inherit'] });
+    commands = commands.map(({ label, argv, env, input }) => ({ label, argv, env, input: input ?? null }));
+    let text = '';
+    child.stdout.on('data', (chunk) => (text += chunk));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`bench/measure.py exited with ${code}`));
+      else resolveRuns(text.trim().split('\n').map((line) => JSON.parse(line)));
+    });
+    child.stdin.end(JSON.stringify({ commands, order }));
+  });
+}
+
+/**
+ * Alternates `a` and `b` (each {label, argv, env, input?}) for warm-up + pairs rounds and returns
+ * the medians, the median pairwise ratio a/b and the peak RSS of each, warm-up runs left out.
+ * Throws when a run fails, so that no figure is ever taken from an error path.
+ */
+async function comparePair(name, a, b) {
+  const rounds = options.warmup + options.pairs;
+  const order = Array.from({ length: rounds * 2 }, (_, i) => i % 2);
+  const runs = await measure([a, b], order);
+  for (const run of runs) {
+    const command = run.command === 0 ? a : b;
+    if (run.exit_code !== 0 || (run.stdout_bytes === 0 && command.isSilent !== true)) {
+      throw new Error(`${name}: \`${command.label}\` exited ${run.exit_code} with ${run.stdout_bytes} bytes on stdout`);
+    }
+  }
+  const kept = runs.slice(options.warmup * 2);
+  const wall = (index) => kept.filter((run) => run.command === index).map((run) => run.wall_ms);
+  const rss = (index) => kept.filter((run) => run.command === index).map((run) => run.max_rss_kib / 1024);
+  const [wallA, wallB] = [wall(0), wall(1)];
+  const ratios = wallA.map((value, i) => value / wallB[i]);
+  const result = {
+    name,
+    a: a.label,
+    b: b.label,
+    pairs: options.pairs,
+    aMedianMs: round(median(wallA)),
+    bMedianMs: round(median(wallB)),
+    medianRatio: round(median(ratios), 2),
+    aPeakRssMiB: round(Math.max(...rss(0))),
+    bPeakRssMiB: round(Math.max(...rss(1))),
+    aMedianRssMiB: round(median(rss(0))),
+  };
+  log(`  ${name}: ${result.a} ${result.aMedianMs} ms, ${result.b} ${result.bMedianMs} ms, ratio ${result.medianRatio}`);
+  return result;
+}
+
+/** autocannon against the emulator's token endpoint: client-credentials requests, as issue 6 sets them. */
+async function loadEmulator(emulator) {
+  const { default: autocannon } = await import('autocannon');
+  const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: emulator.client_id, client_secret: emulator.client_secret, scope: 'service' }).toString();
+  const run = (durationS) =>
+    autocannon({
+      url: `${emulator.base_url}/oauth2/token`,
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+      connections: 10,
+      duration: durationS,
+    });
+  await run(1); // warm-up: JIT and connection set-up out of the figures
+  const result = await run(5);
+  return {
+    connections: 10,
+    durationS: 5,
+    requests: result.requests.total,
+    requestsPerSecond: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    maxMs: result.latency.max,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+/** Bytes of every file under `path` (apparent size, links not followed). */
+function treeBytes(path) {
+  const stat = lstatSync(path);
+  if (!stat.isDirectory()) return stat.size;
+  return readdirSync(path).reduce((sum, name) => sum + treeBytes(join(path, name)), 0);
+}
+
+/**
+ * The production install: the lock file's dependencies without dev ones (`npm ci --omit=dev`, no
+ * scripts: dist comes built, as in the published package) plus the files the package ships (bin,
+ * dist). Then it runs the installed copy, to prove it needs nothing from devDependencies.
+ */
+function measureInstall() {
+  const target = join(work, 'install');
+  mkdirSync(target);
+  for (const file of ['package.json', 'package-lock.json']) cpSync(join(root, file), join(target, file));
+  execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: target, env: baseEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+  const dependencyBytes = treeBytes(join(target, 'node_modules'));
+  for (const part of ['bin', 'dist']) cpSync(join(root, part), join(target, part), { recursive: true });
+  const packageBytes = treeBytes(join(target, 'bin')) + treeBytes(join(target, 'dist')) + treeBytes(join(target, 'package.json'));
+  const config = join(work, 'install-config');
+  const env = { ...baseEnv, MMAUTH_CONFIG_DIR: config, MMAUTH_BASE_URL: 'http://127.0.0.1:9' };
+  const installed = join(target, 'bin', 'mmauth.cjs');
+  execFileSync(process.execPath, [installed, 'login', '--with-token', '--no-verify'], { env, input: 'install-check-token\n', stdio: ['pipe', 'ignore', 'ignore'] });
+  const token = execFileSync(process.execPath, [installed, 'token'], { env, encoding: 'utf8' }).trim();
+  if (token !== 'install-check-token') throw new Error('the production install did not run: `mmauth token` printed something else');
+  const totalBytes = dependencyBytes + packageBytes;
+  return { dependencyBytes, packageBytes, totalBytes, totalMB: round(totalBytes / 1e6, 2), runsWithoutDevDependencies: true };
+}
+
+function whichVersion(command, args) {
+  try {
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0].trim();
+  } catch {
+    return undefined;
+  }
+}
+
+async function main() {
+  const startedMs = Date.now();
+  log(`mmauth bench: ${options.pairs} pairs after ${options.warmup} warm-up pairs each, NODE_EXTRA_CA_CERTS unset`);
+  const emulator = await startEmulator();
+  try {
+    // A config holding a token from the emulator, for `token` and `info`.
+    const configDir = join(work, 'config');
+    const serverEnv = { ...baseEnv, MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: emulator.base_url, MMAUTH_CLIENT_ID: emulator.client_id, MMAUTH_CLIENT_SECRET: emulator.client_secret };
+    execFileSync(process.execPath, [BIN, 'client-credentials'], { env: serverEnv, stdio: 'ignore' });
+    const mmauth = (label, args) => ({ label, argv: [BIN, ...args], env: serverEnv });
+
+    const results = [];
+    const nodeZero = { label: 'node -e 0', argv: [process.execPath, '-e', '0'], env: baseEnv, isSilent: true };
+    log('start-up and requests:');
+    results.push(await comparePair('help', mmauth('mmauth --help', ['--help']), nodeZero));
+    results.push(await comparePair('tokenVsNode', mmauth('mmauth token', ['token']), nodeZero));
+
+    const ghVersion = whichVersion('gh', ['--version']);
+    let gh;
+    if (ghVersion !== undefined) {
+      const ghConfig = join(work, 'gh');
+      mkdirSync(ghConfig);
+      writeFileSync(join(ghConfig, 'hosts.yml'), 'github.com:\n    oauth_token: gho_benchBenchBenchBenchBenchBenchBench00\n    user: bench\n    git_protocol: https\n');
+      gh = { label: 'gh auth token', argv: ['gh', 'auth', 'token'], env: { ...baseEnv, GH_CONFIG_DIR: ghConfig, GH_NO_UPDATE_NOTIFIER: '1', GH_PROMPT_DISABLED: '1' } };
+      results.push(await comparePair('tokenVsGh', mmauth('mmauth token', ['token']), gh));
+    } else {
+      log('  tokenVsGh: skipped, gh is not installed (Debian: apt-get install gh)');
+    }
+
+    const curlVersion = whichVersion('curl', ['--version']);
+    const clientCredentials = mmauth('mmauth client-credentials --no-save --json', ['client-credentials', '--no-save', '--json']);
+    if (curlVersion !== undefined) {
+      // The same POST by curl; the form (with the secret) from a file, as mmauth keeps it out of argv too.
+      const form = join(work, 'form');
+      writeFileSync(form, new URLSearchParams({ grant_type: 'client_credentials', client_id: emulator.client_id, client_secret: emulator.client_secret, scope: 'service' }).toString(), { mode: 0o600 });
+      const curl = { label: 'curl (same POST)', argv: ['curl', '-sS', '--fail-with-body', '--data', `@${form}`, `${emulator.base_url}/oauth2/token`], env: baseEnv };
+      results.push(await comparePair('clientCredentialsVsCurl', clientCredentials, curl));
+    } else {
+      log('  clientCredentialsVsCurl: skipped, curl is not installed');
+    }
+    results.push(await comparePair('clientCredentialsVsNode', clientCredentials, nodeZero));
+    // info reports to people, on stderr: its stdout stays empty.
+    results.push(await comparePair('infoVsNode', { ...mmauth('mmauth info', ['info']), isSilent: true }, nodeZero));
+
+    log('emulator under autocannon (10 connections, 5 s of client-credentials requests)…');
+    const load = await loadEmulator(emulator);
+    log(`  ${load.requestsPerSecond} requests/s, p99 ${load.p99Ms} ms, ${load.non2xx} non-2xx, ${load.errors} errors`);
+
+    log('production install (npm ci --omit=dev)…');
+    const install = measureInstall();
+    log(`  ${install.totalMB} MB`);
+
+    const byName = Object.fromEntries(results.map((result) => [result.name, result]));
+    const verdicts = [
+      { target: '`mmauth --help` / `node -e 0` ≤ 1.5', figure: byName.help?.medianRatio, isMet: byName.help?.medianRatio <= TARGETS.help.ratio },
+      { target: '`mmauth token` / `gh auth token` ≤ 1.0', figure: byName.tokenVsGh?.medianRatio ?? 'gh not installed', isMet: byName.tokenVsGh === undefined ? null : byName.tokenVsGh.medianRatio <= TARGETS.tokenVsGh.ratio },
+      { target: '`mmauth token` peak RSS ≤ 50 MiB', figure: byName.tokenVsNode.aPeakRssMiB, isMet: byName.tokenVsNode.aPeakRssMiB <= TARGETS.tokenRss.peakRssMiB },
+      { target: '`mmauth client-credentials` / `node -e 0` ≤ 3.0', figure: byName.clientCredentialsVsNode.medianRatio, isMet: byName.clientCredentialsVsNode.medianRatio <= TARGETS.clientCredentialsVsNode.ratio },
+      { target: 'emulator ≥ 5,000 requests/s, p99 ≤ 20 ms', figure: `${load.requestsPerSecond} req/s, p99 ${load.p99Ms} ms`, isMet: load.requestsPerSecond >= TARGETS.emulator.requestsPerSecond && load.p99Ms <= TARGETS.emulator.p99Ms && load.non2xx === 0 && load.errors === 0 },
+      { target: 'production install ≤ 15 MB', figure: `${install.totalMB} MB`, isMet: install.totalMB <= TARGETS.installMB },
+    ];
+
+    const lines = [
+      '| comparison (A vs B) | A median ms | B median ms | median A/B | A peak RSS MiB | B peak RSS MiB |',
+      '| --- | ---: | ---: | ---: | ---: | ---: |',
+      ...results.map((r) => `| ${r.a} vs ${r.b} | ${r.aMedianMs} | ${r.bMedianMs} | ${r.medianRatio} | ${r.aPeakRssMiB} | ${r.bPeakRssMiB} |`),
+      '',
+      `emulator under autocannon: ${load.requestsPerSecond} requests/s, p50 ${load.p50Ms} ms, p99 ${load.p99Ms} ms, ${load.requests} requests, ${load.non2xx} non-2xx, ${load.errors} errors`,
+      `production install: ${install.totalMB} MB (dependencies ${round(install.dependencyBytes / 1e6, 2)} MB + bin and dist ${round(install.packageBytes / 1e6, 2)} MB)`,
+      '',
+      '| target | figure | met |',
+      '| --- | --- | --- |',
+      ...verdicts.map((v) => `| ${v.target} | ${v.figure} | ${v.isMet === null ? 'n/a' : v.isMet ? 'yes' : 'NO'} |`),
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+
+    const report = {
+      date: new Date().toISOString(),
+      commit: whichVersion('git', ['-C', root, 'rev-parse', 'HEAD']),
+      machine: { node: process.version, cpu: cpus()[0]?.model, cores: cpus().length, gh: ghVersion, curl: curlVersion },
+      settings: { pairs: options.pairs, warmupPairs: options.warmup, nodeExtraCaCerts: 'unset' },
+      comparisons: results,
+      emulator: load,
+      install,
+      targets: verdicts,
+      benchSeconds: round((Date.now() - startedMs) / 1000),
+    };
+    writeFileSync(options.file, `${JSON.stringify(report, null, 2)}\n`);
+    log(`figures written to ${resolve(options.file)}`);
+  } finally {
+    emulator.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  log(`bench failed: ${error instanceof Error ? error.message : String(error)}`);
+  rmSync(work, { recursive: true, force: true });
+  process.exit(1);
+});
