@@ -71,8 +71,17 @@ describe('start-up loads the launcher and the bundle, nothing else', () => {
     expect(loaded.builtins).not.toContain(ES_MODULE_JOB);
   });
 
-  it('`client-credentials --no-save` loads oauth4webapi from dist/vendor and no other package', async () => {
+  it('`client-credentials --no-save` loads no package and not Node\'s internal fetch (Headers, Response)', async () => {
     const loaded = await recordLoads(['client-credentials', '--no-save', '--client-id', 'c'], { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_BASE_URL: 'http://127.0.0.1:9', MMAUTH_CLIENT_SECRET: 's' });
+    expect(loaded.code).toBe(3);
+    expect(loaded.files).toEqual(['bin/mmauth.cjs', 'package.json']);
+    expect(loaded.builtins).toContain('http');
+    expect(loaded.builtins).not.toContain('internal/deps/undici/undici');
+    expect(loaded.builtins).not.toContain(ES_MODULE_JOB);
+  });
+
+  it('`revoke` goes through oauth4webapi, vendored under dist/vendor', async () => {
+    const loaded = await recordLoads(['revoke', '--client-id', 'c'], { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_BASE_URL: 'http://127.0.0.1:9', MMAUTH_CLIENT_SECRET: 's', MMAUTH_TOKEN: 't' });
     expect(loaded.code).toBe(3);
     expect(loaded.files).toEqual(['bin/mmauth.cjs', 'dist/vendor/oauth4webapi.cjs', 'package.json']);
     expect(loaded.builtins).not.toContain(ES_MODULE_JOB);
