@@ -24,7 +24,14 @@ const script = new Script(`(function (exports, require, module, __filename, __di
 });
 if (process.env.MMAUTH_BUILD_CODE_CACHE === '1') {
   // Set only by the build, which runs typical commands and keeps what V8 compiled for them.
-  process.once('exit', () => writeFileSync(cacheFile, script.createCachedData()));
+  process.once('exit', () => {
+    try {
+      writeFileSync(cacheFile, script.createCachedData());
+    } catch (error) {
+      process.exitCode = 1;
+      require('node:fs').writeSync(2, `cannot write ${cacheFile}: ${error.message}\n`);
+    }
+  });
 }
 const bundle = { exports: {} };
 // module.constructor is the CommonJS loader's Module: its createRequire spares loading node:module.

@@ -1,4 +1,4 @@
-import { fstatSync, writeSync } from 'node:fs';
+import { fstatSync, statSync, writeSync } from 'node:fs';
 
 /** Where a command's text goes: stdout or stderr, written at once. */
 export interface Writer {
@@ -17,11 +17,16 @@ export type StreamSource = () => NodeJS.WritableStream & { isTTY?: boolean; colu
 
 /**
  * Whether descriptor `fd` is a terminal, asking `stream` (which creates Node's stream for it, about
- * 2 ms) only for a character device: fstat alone tells a pipe, a file or a socket is none.
+ * 2 ms) only for a character device other than /dev/null: fstat alone tells that a pipe, a file, a
+ * socket or /dev/null (`2>/dev/null`, a script's usual stderr) is none.
  */
 export function isTerminalFd(fd: number, stream: () => { isTTY?: boolean }): boolean {
   try {
-    return fstatSync(fd).isCharacterDevice() && stream().isTTY === true;
+    const stat = fstatSync(fd);
+    if (!stat.isCharacterDevice()) return false;
+    const devNull = statSync('/dev/null', { throwIfNoEntry: false });
+    if (devNull !== undefined && devNull.rdev === stat.rdev) return false;
+    return stream().isTTY === true;
   } catch {
     return false;
   }

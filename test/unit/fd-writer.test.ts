@@ -3,7 +3,7 @@ import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createFdWriter, type StreamSource } from '../../src/ui/fd-writer.js';
+import { createFdWriter, isTerminalFd, type StreamSource } from '../../src/ui/fd-writer.js';
 
 /** A FIFO opened read-write and non-blocking: writes beyond its buffer (64 KiB) fail with EAGAIN. */
 function nonBlockingPipe(): number {
@@ -77,5 +77,21 @@ describe('createFdWriter', () => {
     expect(writer.isTTY).toBe(false);
     expect(writer.columns).toBeUndefined();
     expect(stream.calls()).toBe(0);
+  });
+});
+
+describe('isTerminalFd', () => {
+  it('knows /dev/null (a character device, like a terminal) is none, without asking the stream', () => {
+    const fd = openSync('/dev/null', 'w');
+    onTestFinished(() => closeSync(fd));
+    let asked = 0;
+    expect(isTerminalFd(fd, () => ({ isTTY: (asked += 1) > 0 }))).toBe(false);
+    expect(asked).toBe(0);
+  });
+
+  it('asks the stream for any other character device', () => {
+    const fd = openSync('/dev/zero', 'r');
+    onTestFinished(() => closeSync(fd));
+    expect(isTerminalFd(fd, () => ({ isTTY: true }))).toBe(true);
   });
 });
