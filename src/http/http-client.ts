@@ -158,39 +158,45 @@ function requestHeaders(init: HttpRequestInit): Record<string, string> {
   return headers;
 }
 
+/** Reads a body whole, refusing more than `maxBytes` (ServerError naming the request) after `discard`ing the rest. */
+async function readCappedBody(body: AsyncIterable<Uint8Array>, maxBytes: number, label: string, discard: () => void): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      discard();
+      throw tooLarge(label, maxBytes);
+    }
+    chunks.push(chunk);
+  }
+  return new Uint8Array(Buffer.concat(chunks, size));
+}
+
+/** Received header fields as HttpAnswer keeps them: lower-case names, repeated fields joined. */
+function headerFields(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined) fields[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return fields;
+}
+
 /** The transport on node:http or node:https (each loaded on first use: TLS costs only https); never follows a redirect. */
 async function loadNodeTransport(): Promise<Transport> {
   let http: Promise<typeof import('node:http')> | undefined;
   let https: Promise<typeof import('node:https')> | undefined;
   return async (url, init, body, signal, maxBodyBytes, label) => {
     const { request: send } = url.protocol === 'https:' ? await (https ??= import('node:https')) : await (http ??= import('node:http'));
-    return new Promise<HttpAnswer>((resolve, reject) => {
-      const headers = requestHeaders(init);
-      if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-      const request = send(url, { method: init.method, headers, signal }, (response) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        response.on('data', (chunk: Buffer) => {
-          size += chunk.byteLength;
-          if (size > maxBodyBytes) {
-            request.destroy();
-            reject(tooLarge(label, maxBodyBytes));
-            return;
-          }
-          chunks.push(chunk);
-        });
-        response.on('error', reject);
-        response.on('end', () => {
-          const fields: Record<string, string> = {};
-          for (const [name, value] of Object.entries(response.headers)) {
-            if (value !== undefined) fields[name] = Array.isArray(value) ? value.join(', ') : value;
-          }
-          resolve({ status: response.statusCode ?? 0, statusText: response.statusMessage ?? '', headers: fields, body: new Uint8Array(Buffer.concat(chunks, size)) });
-        });
-      });
+    const headers = requestHeaders(init);
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    const response = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+      const request = send(url, { method: init.method, headers, signal }, resolve);
       request.on('error', reject);
       request.end(body);
     });
+    const bytes = await readCappedBody(response, maxBodyBytes, label, () => response.destroy());
+    return { status: response.statusCode ?? 0, statusText: response.statusMessage ?? '', headers: headerFields(response.headers), body: bytes };
   };
 }
 
@@ -210,21 +216,8 @@ async function loadProxyTransport(proxy: ReturnType<typeof proxySettings>, timeo
   });
   return async (url, init, body, signal, maxBodyBytes, label) => {
     const response = await undici.request(url, { method: init.method as import('undici').Dispatcher.HttpMethod, headers: requestHeaders(init), body: body ?? null, signal, dispatcher });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).byteLength;
-      if (size > maxBodyBytes) {
-        response.body.destroy();
-        throw tooLarge(label, maxBodyBytes);
-      }
-      chunks.push(chunk as Buffer);
-    }
-    const fields: Record<string, string> = {};
-    for (const [name, value] of Object.entries(response.headers)) {
-      if (value !== undefined) fields[name] = Array.isArray(value) ? value.join(', ') : value;
-    }
-    return { status: response.statusCode, statusText: '', headers: fields, body: new Uint8Array(Buffer.concat(chunks, size)) };
+    const bytes = await readCappedBody(response.body, maxBodyBytes, label, () => response.body.destroy());
+    return { status: response.statusCode, statusText: '', headers: headerFields(response.headers), body: bytes };
   };
 }
 
