@@ -6,16 +6,15 @@
 // of the pairwise ratios A/B. Every command runs without NODE_EXTRA_CA_CERTS (it adds about 30 ms
 // to each node start on these machines). Needs a built tree (`npm ci` builds it) and python3.
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(root, 'bin', 'mmauth.cjs');
-const MiB = 1024 * 1024;
 
-/** The targets of issue 6; `at` says which figure of a result they judge. */
+/** The targets of issue 6. */
 const TARGETS = {
   help: { ratio: 1.5 },
   tokenVsGh: { ratio: 1.0 },
