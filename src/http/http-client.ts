@@ -52,21 +52,6 @@ export function proxySettings(env: NodeJS.ProcessEnv): { httpProxy?: string; htt
 /** The default bound on an answer's body: no OAuth answer comes near it. */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-/** Statuses whose Response must have a null body (Fetch standard). */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
-
-/**
- * The answer as a Fetch `Response`, for oauth4webapi's `process…Response` functions. Building one
- * loads Node's internal fetch (about 20 ms), so only the paths that use oauth4webapi pay for it.
- */
-export function toResponse(answer: HttpAnswer): Response {
-  return new Response(NULL_BODY_STATUSES.has(answer.status) ? null : answer.body, {
-    status: answer.status,
-    statusText: answer.statusText,
-    headers: answer.headers,
-  });
-}
-
 /** The transport every server request goes through. */
 export interface HttpClient {
   fetch: HttpFetch;

@@ -15,7 +15,7 @@ import { judgeTokenAnswer } from './token-response.js';
 export async function requestClientCredentialsToken(peer: OAuthPeer, clientId: string, clientSecret: string, scope: string): Promise<TokenResponse> {
   const answer = await peer.fetch(peer.endpoints.token.href, {
     method: 'POST',
-    headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded;charset=UTF-8' },
+    headers: { accept: 'application/json' },
     body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope }),
     redirect: 'manual',
   });

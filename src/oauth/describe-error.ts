@@ -1,5 +1,6 @@
 import type * as oauth from 'oauth4webapi';
 import { AuthError, CliError, ServerError, UsageError } from '../errors.js';
+import { isRecord } from '../is-record.js';
 
 /** RFC 6749 §5.2 / RFC 6750 §3.1 / RFC 7009 §2.2.1 error codes that mean "you are not allowed": exit 4. */
 const AUTH_ERRORS = new Set(['invalid_client', 'invalid_grant', 'unauthorized_client', 'access_denied', 'invalid_token']);
@@ -30,17 +31,42 @@ export function oauthErrorToCliError(endpoint: string, error: string, descriptio
   return new ServerError(detail, options);
 }
 
-async function readErrorBody(response: Response): Promise<{ error: string; description: string | undefined } | undefined> {
+/** An OAuth error as a server reports it: the code and its optional description. */
+export interface OAuthErrorFields {
+  error: string;
+  description: string | undefined;
+}
+
+/**
+ * `error` and `error_description` of a parsed JSON error body (RFC 6749 §5.2): undefined unless
+ * `json` is an object whose `error` is a non-empty string.
+ */
+export function oauthErrorFields(json: unknown): OAuthErrorFields | undefined {
+  if (!isRecord(json) || typeof json.error !== 'string' || json.error === '') return undefined;
+  return { error: json.error, description: typeof json.error_description === 'string' ? json.error_description : undefined };
+}
+
+/**
+ * `error` and `error_description` of the first WWW-Authenticate challenge that has an `error`
+ * (RFC 6750 §3; auth-params as token or quoted-string, RFC 9110 §11.2); undefined when none has.
+ */
+export function parseChallengeError(header: string | undefined): OAuthErrorFields | undefined {
+  if (header === undefined) return undefined;
+  const parameter = (name: string) => new RegExp(`(?:^|[\\s,])${name}\\s*=\\s*(?:"((?:[^"\\\\]|\\\\.)*)"|([^\\s,]+))`, 'i').exec(header);
+  const error = parameter('error');
+  if (error === null) return undefined;
+  const description = parameter('error_description');
+  const unquote = (match: RegExpExecArray) => (match[1] === undefined ? (match[2] ?? '') : match[1].replace(/\\(.)/g, '$1'));
+  return { error: unquote(error), description: description === null ? undefined : unquote(description) };
+}
+
+async function readErrorBody(response: Response): Promise<OAuthErrorFields | undefined> {
   try {
-    const json: unknown = await response.clone().json();
-    if (typeof json === 'object' && json !== null && 'error' in json && typeof json.error === 'string' && json.error !== '') {
-      const description = 'error_description' in json && typeof json.error_description === 'string' ? json.error_description : undefined;
-      return { error: json.error, description };
-    }
+    return oauthErrorFields(await response.clone().json());
   } catch {
     // not JSON: fall back to the WWW-Authenticate parameters or the status
+    return undefined;
   }
-  return undefined;
 }
 
 /**

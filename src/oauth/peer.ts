@@ -1,5 +1,5 @@
 import type * as oauth from 'oauth4webapi';
-import { toResponse, type HttpFetch } from '../http/http-client.js';
+import type { HttpAnswer, HttpFetch } from '../http/http-client.js';
 import type { Endpoints } from './endpoints.js';
 
 /** The server side of a request: its endpoints and the transport to reach them. */
@@ -28,6 +28,21 @@ export function authorizationServer(endpoints: Endpoints): oauth.AuthorizationSe
     token_endpoint: endpoints.token.href,
     revocation_endpoint: endpoints.revoke.href,
   };
+}
+
+/** Statuses whose Response must have a null body (Fetch standard). */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * The answer as a Fetch `Response`, for oauth4webapi's `process…Response` functions. Building one
+ * loads Node's internal fetch (about 20 ms), so only the paths that use oauth4webapi pay for it.
+ */
+function toResponse(answer: HttpAnswer): Response {
+  return new Response(NULL_BODY_STATUSES.has(answer.status) ? null : answer.body, {
+    status: answer.status,
+    statusText: answer.statusText,
+    headers: answer.headers,
+  });
 }
 
 /**

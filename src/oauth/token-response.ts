@@ -1,8 +1,7 @@
 import type * as oauth from 'oauth4webapi';
 import { ServerError } from '../errors.js';
 import type { HttpAnswer } from '../http/http-client.js';
-import { isRecord } from '../is-record.js';
-import { describeOAuthFailure, oauthErrorToCliError, statusError } from './describe-error.js';
+import { describeOAuthFailure, oauthErrorFields, oauthErrorToCliError, parseChallengeError, statusError, type OAuthErrorFields } from './describe-error.js';
 import { readJsonBody } from './json-body.js';
 import { parseTokenResponse, type TokenResponse } from './parse.js';
 
@@ -30,17 +29,6 @@ export async function judgeTokenResponse(
 
 const ENDPOINT = 'the token endpoint';
 
-/** `error` and `error_description` of the first challenge that has them (RFC 6750 §3, RFC 9110 §11.6.1). */
-export function parseChallengeError(header: string | undefined): { error: string; description: string | undefined } | undefined {
-  if (header === undefined) return undefined;
-  const parameter = (name: string) => new RegExp(`(?:^|[\\s,])${name}\\s*=\\s*(?:"((?:[^"\\\\]|\\\\.)*)"|([^\\s,]+))`, 'i').exec(header);
-  const error = parameter('error');
-  if (error === null) return undefined;
-  const description = parameter('error_description');
-  const unquote = (match: RegExpExecArray) => match[1] === undefined ? (match[2] ?? '') : match[1].replace(/\\(.)/g, '$1');
-  return { error: unquote(error), description: description === null ? undefined : unquote(description) };
-}
-
 /**
  * Judges a token endpoint answer read whole (spec §2.2; RFC 6749 §5.1, §5.2), as
  * oauth4webapi's process functions do, without Fetch API objects: 200 with an application/json
@@ -66,14 +54,11 @@ export function judgeTokenAnswer(answer: HttpAnswer): TokenResponse {
   throw statusError(ENDPOINT, answer.status);
 }
 
-/** The `error` and `error_description` of a JSON error body (RFC 6749 §5.2); undefined for anything else. */
-function oauthErrorBody(body: Uint8Array): { error: string; description: string | undefined } | undefined {
-  let json: unknown;
+/** The OAuth error of a strict UTF-8 JSON error body (RFC 6749 §5.2); undefined for anything else. */
+function oauthErrorBody(body: Uint8Array): OAuthErrorFields | undefined {
   try {
-    json = readJsonBody(body, ENDPOINT);
+    return oauthErrorFields(readJsonBody(body, ENDPOINT));
   } catch {
     return undefined;
   }
-  if (!isRecord(json) || typeof json.error !== 'string' || json.error === '') return undefined;
-  return { error: json.error, description: typeof json.error_description === 'string' ? json.error_description : undefined };
 }

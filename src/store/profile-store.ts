@@ -40,7 +40,7 @@ export interface StoreLocation {
 }
 
 /** The config file's absolute path: `config.json` in MMAUTH_CONFIG_DIR, else where conf puts it (env-paths). */
-export function configFilePath(location: StoreLocation): string {
+function configFilePath(location: StoreLocation): string {
   return resolve(location.configDir ?? envPaths('mmauth', { suffix: '' }).config, 'config.json');
 }
 

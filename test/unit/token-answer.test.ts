@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CliError } from '../../src/errors.js';
 import type { HttpAnswer } from '../../src/http/http-client.js';
-import { judgeTokenAnswer, parseChallengeError } from '../../src/oauth/token-response.js';
+import { parseChallengeError } from '../../src/oauth/describe-error.js';
+import { judgeTokenAnswer } from '../../src/oauth/token-response.js';
 
 function answer(status: number, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }): HttpAnswer {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
