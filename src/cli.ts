@@ -1,28 +1,27 @@
 import { CommanderError } from '@commander-js/extra-typings';
 import { createContext, type AppContext } from './context.js';
-import { CliError, ExitCode } from './errors.js';
+import { MmauthError } from './errors.js';
+import { describeFailure, ExitCode, type FailureContext } from './commands/shared/failure.js';
+import { conflictMessage } from './commands/shared/conflicts.js';
+import { isVerbose } from './commands/shared/settings.js';
 import { buildProgram } from './program.js';
 
-function isVerbose(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
-  return argv.includes('--verbose') || env.MMAUTH_DEBUG === '1';
-}
-
 /** Prints `error` for people on stderr and returns the exit code (README "Exit codes"). */
-async function report(error: unknown, ctx: AppContext, isVerboseRun: boolean): Promise<number> {
+async function report(error: unknown, ctx: AppContext, context: FailureContext, isVerboseRun: boolean): Promise<number> {
   if (error instanceof CommanderError) {
-    // Commander already printed its message (or the help/version text).
-    return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? ExitCode.ok : ExitCode.usage;
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.ok;
+    const conflict = error.code === 'commander.conflictingOption' ? conflictMessage(error.message) : undefined;
+    // Commander printed every other usage error itself.
+    if (conflict === undefined) return ExitCode.usage;
+    error = new MmauthError('conflicting_options', conflict);
   }
   const out = await ctx.output();
   if (ctx.signal.aborted || (error instanceof Error && error.name === 'ExitPromptError')) {
     out.error('interrupted');
     return ExitCode.interrupted;
   }
-  if (error instanceof CliError) {
-    out.error(error.message, error.hint);
-  } else {
-    out.error(`unexpected failure: ${error instanceof Error ? error.message : String(error)}`, 'run again with --verbose for details');
-  }
+  const failure = describeFailure(error, context);
+  out.error(failure.message, failure.hint);
   if (isVerboseRun) {
     let cause: unknown = error;
     while (cause instanceof Error) {
@@ -30,13 +29,13 @@ async function report(error: unknown, ctx: AppContext, isVerboseRun: boolean): P
       cause = cause.cause;
     }
   }
-  return error instanceof CliError ? error.exitCode : ExitCode.failure;
+  return failure.exitCode;
 }
 
 /**
  * The process entry: builds the context, runs the command named in `argv` (process.argv shape),
- * maps any error to its exit code, flushes stdout and stderr, and exits. The only process.exit.
- * `version` is package.json's, which the launcher reads. A first Ctrl-C aborts the running
+ * maps any error to its exit code (commands/shared/failure.ts), flushes stdout and stderr, and
+ * exits: the only process.exit. `version` is package.json's. A first Ctrl-C aborts the running
  * command (exit 130); a second one exits at once.
  */
 export async function main(argv: string[], version: string): Promise<never> {
@@ -51,11 +50,15 @@ export async function main(argv: string[], version: string): Promise<never> {
     process.exit(ExitCode.failure);
   });
   const ctx = createContext(process, interrupt.signal);
+  const context: FailureContext = { command: undefined };
   let exitCode: number = ExitCode.ok;
   try {
-    await buildProgram(ctx, version).parseAsync(argv);
+    const program = buildProgram(ctx, version).hook('preAction', (_, action) => {
+      context.command = action.name();
+    });
+    await program.parseAsync(argv);
   } catch (error) {
-    exitCode = await report(error, ctx, isVerbose(argv, ctx.env));
+    exitCode = await report(error, ctx, context, isVerbose({ verbose: argv.includes('--verbose') }, ctx.env));
   }
   await Promise.all([ctx.stdout.flush(), ctx.stderr.flush()]);
   process.exit(exitCode);

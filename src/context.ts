@@ -1,9 +1,13 @@
 import { createBrowserLauncher, type BrowserLauncher } from './browser/open-browser.js';
-import { createHttpClient, type HttpClient } from './http/http-client.js';
+import { MmauthError } from './errors.js';
+import { createHttpClient } from './http/http-client.js';
+import type { HttpClient } from './http/http-types.js';
+import type { AuthorizationRandomness } from './oauth/authorization-code.js';
 import { openProfileStore, type ProfileStore } from './store/profile-store.js';
 import { createFdWriter, type Writer } from './ui/fd-writer.js';
 import { createOutput, type Output } from './ui/output.js';
 import { createPrompter, type Prompter } from './ui/prompts.js';
+import { readCappedBody } from './util/read-capped-body.js';
 
 /** Every side effect a command may have, built once in cli.ts; tests build their own. */
 export interface AppContext {
@@ -29,8 +33,22 @@ export interface AppContext {
   browser(isVerbose: boolean): BrowserLauncher;
   /** Reads a whole file as UTF-8. */
   readTextFile(path: string): Promise<string>;
-  /** Reads all of stdin as UTF-8. */
+  /** Reads all of stdin as UTF-8, at most 64 KiB (`input_too_large`). */
   readStdin(): Promise<string>;
+  /** `state` and PKCE verifier source; undefined: oauth4webapi's CSPRNG generators. */
+  random?: AuthorizationRandomness;
+}
+
+/** The most mmauth reads from stdin (a secret, a token, a redirect URL), in bytes. */
+export const MAX_STDIN_BYTES = 64 * 1024;
+
+/** Reads `stdin` whole as UTF-8, at most MAX_STDIN_BYTES; throws `input_too_large` past that. */
+export async function readStdinText(stdin: AsyncIterable<Uint8Array | string>): Promise<string> {
+  const bytes = await readCappedBody(stdin, MAX_STDIN_BYTES);
+  if (bytes === undefined) {
+    throw new MmauthError('input_too_large', `standard input is larger than ${MAX_STDIN_BYTES / 1024} KiB`);
+  }
+  return Buffer.from(bytes).toString('utf8');
 }
 
 /** The parts of `process` createContext needs. */
@@ -65,12 +83,6 @@ export function createContext(proc: ProcessLike, signal: AbortSignal): AppContex
     http: (timeoutMs, trace) => createHttpClient({ timeoutMs, interrupt: signal, env: proc.env, ...(trace === undefined ? {} : { trace }) }),
     browser: (isVerbose) => createBrowserLauncher(proc.env, proc.platform, isVerbose),
     readTextFile: async (path) => (await import('node:fs/promises')).readFile(path, 'utf8'),
-    readStdin: async () => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of proc.stdin) {
-        chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-      }
-      return Buffer.concat(chunks).toString('utf8');
-    },
+    readStdin: () => readStdinText(proc.stdin as AsyncIterable<Uint8Array | string>),
   };
 }

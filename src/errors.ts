@@ -1,77 +1,107 @@
 /**
- * The error hierarchy. Every failure a user can meet is a CliError carrying the process exit code
- * and a one-line hint saying what to do next; src/cli.ts is the only place that turns one into an
- * exit. Exit codes are a contract (README "Exit codes").
+ * Every failure mmauth reports is an MmauthError with a stable `code`. Layers below the commands
+ * (oauth, http, loopback, store) set only the code, the message and the wire facts; the command
+ * layer's failure map (src/commands/shared/failure.ts) turns a code into an exit code and a hint.
  */
 
-/** Exit codes: 0 ok, 1 other, 2 usage, 3 network, 4 authentication/authorization, 130 interrupted. */
-export const ExitCode = {
-  ok: 0,
-  failure: 1,
-  usage: 2,
-  network: 3,
-  auth: 4,
-  interrupted: 130,
-} as const;
-export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+/** The stable error codes, lower_snake_case. A contract for scripts: add, never rename. */
+export const ERROR_CODES = [
+  // Bad or missing input (exit 2).
+  'usage',
+  'conflicting_options',
+  'invalid_base_url',
+  'insecure_base_url',
+  'no_base_url',
+  'no_client_id',
+  'invalid_client_secret',
+  'unreadable_secret_file',
+  'invalid_scope_syntax',
+  'invalid_profile_name',
+  'invalid_redirect_uri',
+  'invalid_token_input',
+  'input_too_large',
+  'prompt_unavailable',
+  'port_in_use',
+  'port_not_allowed',
+  // No answer (exit 3).
+  'connection_failed',
+  'request_timeout',
+  'tls_failure',
+  'callback_timeout',
+  // Refused (exit 4).
+  'not_logged_in',
+  'token_expired',
+  'token_lifetime_too_short',
+  'token_inactive',
+  'state_mismatch',
+  'revocation_not_confirmed',
+  // The server's OAuth error; the exit code follows `oauthError` (RFC 6749 §4.1.2.1, §5.2; RFC 7009).
+  'authorization_error',
+  'token_endpoint_error',
+  'revocation_error',
+  // Anything else (exit 1).
+  'malformed_response',
+  'unexpected_status',
+  'response_too_large',
+  'store_unreadable',
+  'store_malformed',
+  'store_write_failed',
+  'store_lock_failed',
+  'listener_failed',
+  'unexpected',
+  // Ctrl-C (exit 130).
+  'interrupted',
+] as const;
 
-/** Options of a CliError: what to do next, and the underlying cause for --verbose. */
-export interface CliErrorOptions {
-  hint?: string;
+/** One of ERROR_CODES. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** What an MmauthError carries besides its code and message. */
+export interface MmauthErrorOptions {
   cause?: unknown;
+  /** The OAuth `error` value the server sent (RFC 6749 §5.2, §4.1.2.1; RFC 6750 §3.1). */
+  oauthError?: string | undefined;
+  /** The server's `error_description`. */
+  oauthErrorDescription?: string | undefined;
+  /** The HTTP status of the answer, where there was one. */
+  status?: number | undefined;
+  /** What to do next; set only in the command layer, which may name flags and variables. */
+  hint?: string | undefined;
+  /** Facts a hint needs (a port, a host, `viaProxy`), never secrets. */
+  details?: Readonly<Record<string, string>>;
 }
 
-/** A failure to report in one line (plus an optional hint) and exit with `exitCode`. */
-export class CliError extends Error {
-  readonly exitCode: ExitCode;
-  readonly hint: string | undefined;
+/** Marks MmauthErrors across bundles (the emulator is a bundle of its own, with its own class). */
+const BRAND = Symbol.for('mmauth.error');
 
-  constructor(message: string, exitCode: ExitCode, options: CliErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = new.target.name;
-    this.exitCode = exitCode;
-    this.hint = options.hint;
-  }
-}
-
-/** Bad or missing input, a refused base URL, no TTY to prompt on: exit 2. */
-export class UsageError extends CliError {
-  constructor(message: string, options: CliErrorOptions = {}) {
-    super(message, ExitCode.usage, options);
-  }
-}
-
-/** Connection refused or reset, DNS or TLS failure, timeout: exit 3. */
-export class NetworkError extends CliError {
-  constructor(message: string, options: CliErrorOptions = {}) {
-    super(message, ExitCode.network, options);
-  }
-}
-
-/**
- * The server or the resource owner refused: not logged in, expired/revoked/invalid token,
- * invalid_client, invalid_grant, access_denied, a revocation that did not take: exit 4.
- * `oauthError` is the RFC 6749 §5.2 / §4.1.2.1 error code when the server sent one.
- */
-export class AuthError extends CliError {
+/** A failure with a stable code (ERROR_CODES) and a one-line message for people. */
+export class MmauthError extends Error {
+  readonly [BRAND] = true;
+  readonly code: ErrorCode;
   readonly oauthError: string | undefined;
+  readonly oauthErrorDescription: string | undefined;
+  readonly status: number | undefined;
+  readonly hint: string | undefined;
+  readonly details: Readonly<Record<string, string>>;
 
-  constructor(message: string, options: CliErrorOptions & { oauthError?: string } = {}) {
-    super(message, ExitCode.auth, options);
+  constructor(code: ErrorCode, message: string, options: MmauthErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'MmauthError';
+    this.code = code;
     this.oauthError = options.oauthError;
+    this.oauthErrorDescription = options.oauthErrorDescription;
+    this.status = options.status;
+    this.hint = options.hint;
+    this.details = options.details ?? {};
   }
 }
 
-/** An unexpected, malformed or 5xx server answer, or any other failure: exit 1. */
-export class ServerError extends CliError {
-  constructor(message: string, options: CliErrorOptions = {}) {
-    super(message, ExitCode.failure, options);
-  }
+/** Whether `error` is an MmauthError, from this bundle or another one. */
+export function isMmauthError(error: unknown): error is MmauthError {
+  return error instanceof Error && (error as Partial<Record<typeof BRAND, unknown>>)[BRAND] === true;
 }
 
-/** The user pressed Ctrl-C (SIGINT): exit 130. */
-export class InterruptedError extends CliError {
-  constructor(message = 'interrupted') {
-    super(message, ExitCode.interrupted);
-  }
+/** Whether `error` is an MmauthError with `code`. */
+export function hasErrorCode(error: unknown, code: ErrorCode): error is MmauthError {
+  return isMmauthError(error) && error.code === code;
 }

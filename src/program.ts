@@ -10,6 +10,7 @@ import { registerRevoke } from './commands/revoke.js';
 import { registerStatus } from './commands/status.js';
 import { registerToken } from './commands/token.js';
 import type { AppContext } from './context.js';
+import { conflictMessage } from './commands/shared/conflicts.js';
 
 /**
  * Builds the commander program: global help and version, one register call per command, no
@@ -24,6 +25,10 @@ export function buildProgram(ctx: AppContext, version: string): Command {
     .configureOutput({
       writeOut: (text) => ctx.stdout.write(text),
       writeErr: (text) => ctx.stderr.write(text),
+      // Conflicting options are reported by cli.ts in mmauth's own words.
+      outputError: (text, write) => {
+        if (conflictMessage(text) === undefined) write(text);
+      },
       // Asked of our writers, not process.stdout/stderr, whose streams cost about 3 ms to create.
       getOutHelpWidth: () => ctx.stdout.columns ?? 80,
       getErrHelpWidth: () => ctx.stderr.columns ?? 80,

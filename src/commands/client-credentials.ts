@@ -2,7 +2,11 @@ import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { requestClientCredentialsToken } from '../oauth/client-credentials.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
-import { openSession, reportToken, chooseScope, requireClientId, resolveClientSecret, toStoredToken, withClientOptions, withCommonOptions, type ClientOptions } from './common.js';
+import { reportToken } from '../ui/token-report.js';
+import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
+import { chooseScope, requireClientId, resolveClientSecret } from './shared/settings.js';
+import { resolveTarget } from './shared/target.js';
+import { toStoredToken } from './shared/token-record.js';
 
 /** Options of `mmauth client-credentials`. */
 export interface ClientCredentialsOptions extends ClientOptions {
@@ -17,31 +21,35 @@ export function registerClientCredentials(program: Command, ctx: AppContext): vo
     .description('get a token for the client itself (client credentials grant), no user involved')
     .option('--scope <scopes>', 'space-separated scopes to request (default "service")')
     .option('--no-save', 'print the token only; do not store it in the profile')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ MMAUTH_CLIENT_SECRET=… mmauth client-credentials --base-url https://maps.example.com --client-id abc123
-  $ mmauth client-credentials --client-secret-file ./secret --no-save --json | jq -r .access_token`)
+  $ mmauth client-credentials --client-secret-file ./secret --no-save --json | jq -r .access_token`,
+    )
     .action(async (options) => runClientCredentials(options, ctx));
 }
 
 /**
- * The client credentials grant (spec §4.2 behaviour 2; RFC 6749 §4.4): asks the token endpoint
- * with client_id/client_secret in the body and `scope`; stores base URL, client id, secret, scope
- * and token unless `save` is false. Nothing is stored on failure. Errors: UsageError (2),
- * NetworkError (3), AuthError invalid_client (4), ServerError (1).
+ * The client credentials grant (RFC 6749 §4.4; spec §4.2 behaviour 2): asks the token endpoint
+ * with the client's id, secret and `scope`; stores base URL, client id, secret, scope and token
+ * unless `save` is false. Nothing is stored on failure. Throws settings, network, malformed-answer
+ * and `token_endpoint_error` errors.
  */
 export async function runClientCredentials(options: ClientCredentialsOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const session = await openSession(options, ctx);
-  const { endpoints, profile, profileName } = session;
+  const target = await resolveTarget(options, ctx);
+  const { endpoints, profile, profileName } = target;
   const clientId = await requireClientId(options.clientId, ctx, profile);
   const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
   const clientSecret = await resolveClientSecret(options, ctx, profile);
-  const response = await requestClientCredentialsToken(session.peer, clientId, clientSecret, scope);
+  const response = await requestClientCredentialsToken(target.server, clientId, clientSecret, scope);
   const nowMs = ctx.nowMs();
   const token = toStoredToken(response, 'client_credentials', nowMs, scope);
   if (options.save) {
-    await session.store.update(profileName, (current) => ({ ...current, baseUrl: endpoints.baseUrl, clientId, clientSecret, scope, token }));
+    await target.store.update(profileName, (current) => ({ ...current, baseUrl: endpoints.baseUrl, clientId, clientSecret, scope, token }));
   }
-  reportToken(out, token, profileName, nowMs, options.json === true, `Got a client credentials token from ${endpoints.baseUrl}${options.save ? ` (stored in profile "${profileName}")` : ' (not stored)'}`);
+  const where = options.save ? ` (stored in profile "${profileName}")` : ' (not stored)';
+  reportToken(out, token, profileName, nowMs, options.json === true, `Got a client credentials token from ${endpoints.baseUrl}${where}`);
 }

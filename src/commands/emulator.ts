@@ -1,7 +1,7 @@
 import { Option, type Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { UsageError } from '../errors.js';
-import { parseSeconds } from './common.js';
+import { MmauthError } from '../errors.js';
+import { parseSeconds } from './shared/options.js';
 
 /** Options of `mmauth emulator`. */
 export interface EmulatorCommandOptions {
@@ -16,7 +16,7 @@ export interface EmulatorCommandOptions {
 function parsePort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65_535) {
-    throw new UsageError(`--port expects 0 to 65535, got "${value}"`);
+    throw new MmauthError('usage', `--port expects 0 to 65535, got "${value}"`);
   }
   return port;
 }
@@ -47,15 +47,13 @@ Examples:
 export async function runEmulator(options: EmulatorCommandOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const { startEmulator } = await import('../emulator/emulator.js');
-  let emulator;
-  try {
-    emulator = await startEmulator({ port: options.port, tokenTtlS: options.tokenTtl, autoApprove: options.autoApprove === true, flavor: options.flavor });
-  } catch (error) {
-    if (error instanceof Error && 'code' in error && error.code === 'EADDRINUSE') {
-      throw new UsageError(`port ${options.port} on 127.0.0.1 is in use`, { hint: 'pass --port with another port, or --port 0 for a free one' });
-    }
-    throw error;
-  }
+  // A taken port throws `port_in_use`; the failure map names --port for this command.
+  const emulator = await startEmulator({
+    port: options.port,
+    tokenTtlS: options.tokenTtl,
+    autoApprove: options.autoApprove === true,
+    flavor: options.flavor,
+  });
   if (options.json === true) {
     ctx.stdout.write(`${JSON.stringify({
       base_url: emulator.baseUrl,

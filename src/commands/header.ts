@@ -1,29 +1,31 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { resolveUsableToken, withUsableTokenOptions, type UsableTokenOptions } from './common.js';
-
-/** Options of `mmauth header`. */
-export type HeaderOptions = UsableTokenOptions;
+import { selectAccessToken } from './shared/access-token.js';
+import { withTokenOptions, type TokenOptions } from './shared/options.js';
+import { openLocalTarget } from './shared/target.js';
 
 /** Registers `mmauth header`; the logic is runHeader. */
 export function registerHeader(program: Command, ctx: AppContext): void {
-  withUsableTokenOptions(program.command('header'))
+  withTokenOptions(program.command('header'))
     .description('print "Authorization: Bearer <token>" for the stored token (exit 4 when there is no usable one)')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ curl -H "$(mmauth header)" https://maps.example.com/api/maps
-  $ mmauth header --json        # {"Authorization": "Bearer …"}, a ready headers object`)
+  $ mmauth header --json        # {"Authorization": "Bearer …"}, a ready headers object`,
+    )
     .action(async (options) => runHeader(options, ctx));
 }
 
 /**
- * Prints `Authorization: Bearer <token>` (RFC 6750 §2.1; spec §5.1) for the profile's usable token
- * or MMAUTH_TOKEN; with --json `{"Authorization": "Bearer <token>"}`. Same checks and errors as
- * runToken: AuthError (4), nothing on stdout.
+ * Prints `Authorization: Bearer <token>` (RFC 6750 §2.1; spec §5.1) for the token runToken would
+ * print; with --json `{"Authorization": "Bearer <token>"}`. Same errors as runToken.
  */
-export async function runHeader(options: HeaderOptions, ctx: AppContext): Promise<void> {
+export async function runHeader(options: TokenOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const value = `Bearer ${(await resolveUsableToken(options, ctx)).accessToken}`;
+  const { profileName, profile } = await openLocalTarget(options, ctx);
+  const value = `Bearer ${selectAccessToken(ctx, profileName, profile, options.minTtl).accessToken}`;
   if (options.json === true) {
     out.json({ Authorization: value });
   } else {

@@ -1,9 +1,10 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { CliError, InterruptedError } from '../errors.js';
 import { maskToken } from '../ui/format.js';
-import { openLocalSession, openSession, requireClientId, resolveClientSecret, withClientOptions, withCommonOptions, type ClientOptions } from './common.js';
-import { revokeAndConfirm } from './revoke.js';
+import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
+import { revokeAndConfirm } from './shared/revoke-and-confirm.js';
+import { requireClientId, resolveClientSecret } from './shared/settings.js';
+import { openLocalTarget, resolveTarget } from './shared/target.js';
 
 /** Options of `mmauth logout`. */
 export interface LogoutOptions extends ClientOptions {
@@ -33,7 +34,7 @@ Examples:
  */
 export async function runLogout(options: LogoutOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const local = await openLocalSession(options, ctx);
+  const local = await openLocalTarget(options, ctx);
   const { profileName } = local;
   const token = local.profile?.token;
   if (token === undefined) {
@@ -50,18 +51,11 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
   } else if (token.grant === 'personal') {
     out.warn('a personal access token can only be revoked where it was created (the service\'s settings); forgetting it here only');
   } else {
-    const session = await openSession(options, ctx);
-    const clientId = await requireClientId(options.clientId, ctx, session.profile);
-    const clientSecret = await resolveClientSecret(options, ctx, session.profile);
-    try {
-      isConfirmed = await revokeAndConfirm(session, { clientId, clientSecret }, token.accessToken);
-    } catch (error) {
-      if (error instanceof CliError && !(error instanceof InterruptedError)) {
-        const hint = `${error.hint === undefined ? '' : `${error.hint}; `}or pass --local-only to forget the token without revoking it`;
-        throw new CliError(error.message, error.exitCode, { hint, cause: error });
-      }
-      throw error;
-    }
+    const target = await resolveTarget(options, ctx);
+    const clientId = await requireClientId(options.clientId, ctx, target.profile);
+    const clientSecret = await resolveClientSecret(options, ctx, target.profile);
+    // A failure here keeps the token; the failure map adds the --local-only way out to its hint.
+    isConfirmed = await revokeAndConfirm(target.server, { clientId, clientSecret }, token.accessToken);
     isRevoked = true;
   }
   await local.store.update(profileName, (current) => ({ ...current, token: undefined }));

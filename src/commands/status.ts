@@ -1,9 +1,12 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { AuthError } from '../errors.js';
+import { MmauthError } from '../errors.js';
 import type { Profile } from '../store/profile.js';
 import { formatDuration, formatInstant, maskToken } from '../ui/format.js';
-import { judgeStoredToken, renewCommand, resolveProfileName, secondsLeft, withLocalOptions, type LocalOptions, type TokenState } from './common.js';
+import { judgeStoredToken, secondsLeft, type TokenState } from '../store/token-state.js';
+import { renewCommand } from './shared/access-token.js';
+import { withLocalOptions, type LocalOptions } from './shared/options.js';
+import { resolveProfileName } from './shared/settings.js';
 
 /** Options of `mmauth status`. */
 export type StatusOptions = LocalOptions;
@@ -50,7 +53,7 @@ function describeState(state: TokenState, profile: Profile, nowMs: number): stri
 /**
  * Lists every stored profile (the selected one marked) and the config file path, from the store
  * alone (no network; `mmauth info` asks the server). --json prints
- * `{config_file, selected, profiles: ProfileStatusJson[]}`. Throws AuthError (exit 4) after
+ * `{config_file, selected, profiles: ProfileStatusJson[]}`. Throws `not_logged_in` or `token_expired` after
  * printing when the selected profile has no valid token (none or expired).
  */
 export async function runStatus(options: StatusOptions, ctx: AppContext): Promise<void> {
@@ -98,7 +101,8 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
   const current = rows.find((row) => row.name === selected);
   if (current === undefined || (current.state !== 'valid' && current.state !== 'no_expiry')) {
     const what = current === undefined ? 'does not exist' : current.state === 'none' ? 'has no token' : 'has an expired token';
-    throw new AuthError(`the selected profile "${selected}" ${what}`, {
+    const code = current?.state === 'expired' ? 'token_expired' : 'not_logged_in';
+    throw new MmauthError(code, `the selected profile "${selected}" ${what}`, {
       hint: `run \`${renewCommand(current?.profile.token?.grant)}${selected === 'default' ? '' : ` --profile ${selected}`}\``,
     });
   }

@@ -1,6 +1,7 @@
+import { listenOnLoopback } from '../util/listen.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequestHandler, type EmulatorFlavor, type ObservedRequest } from './handler.js';
+import { createRequestHandler, type EmulatorFlavor, type ObservedRequest } from './routes.js';
 import { EmulatorState, randomToken, type EmulatorClient } from './state.js';
 
 /** Options of startEmulator; every field is optional. */
@@ -45,7 +46,7 @@ export interface Emulator {
 /**
  * Starts an emulator of the service's OAuth interface (spec §4) on 127.0.0.1, seeded with a
  * confidential client (redirect URI `http://127.0.0.1/callback`), a user and a personal access
- * token. Rejects when the port is taken (EADDRINUSE).
+ * token. Rejects with MmauthError `port_in_use` when the port is taken.
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const state = new EmulatorState({ tokenTtlS: options.tokenTtlS ?? 7200, nowMs: options.nowMs ?? Date.now });
@@ -66,13 +67,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   const server = createServer(createRequestHandler({ state, autoApprove: options.autoApprove === true, flavor: options.flavor ?? 'spec', onRequest: options.onRequest }));
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  await listenOnLoopback(server, options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
   let closing: Promise<void> | undefined;
   return {

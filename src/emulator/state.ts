@@ -1,4 +1,6 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import type { TokenOrigin } from '../oauth/wire.js';
+import { isSameSecret } from '../util/constant-time.js';
 
 /** A registered client application (spec §1). */
 export interface EmulatorClient {
@@ -19,9 +21,6 @@ export interface EmulatorUser {
   password: string;
 }
 
-/** How a token was minted. */
-export type EmulatorGrant = 'authorization_code' | 'implicit' | 'client_credentials' | 'personal';
-
 /** An access token the emulator issued. */
 export interface AccessTokenRecord {
   token: string;
@@ -29,7 +28,7 @@ export interface AccessTokenRecord {
   /** Null for client credentials tokens. */
   ownerId: number | null;
   scopes: string[];
-  grant: EmulatorGrant;
+  grant: TokenOrigin;
   createdAtMs: number;
   /** Undefined: no expiry by time. */
   expiresAtMs: number | undefined;
@@ -78,13 +77,6 @@ export function randomToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** Compares two secrets in constant time. */
-export function secretsEqual(a: string, b: string): boolean {
-  const left = createHash('sha256').update(a).digest();
-  const right = createHash('sha256').update(b).digest();
-  return timingSafeEqual(left, right);
-}
-
 /**
  * The emulator's memory: clients, users, codes, tokens and browser sessions. Expired codes,
  * tokens and sessions are dropped (at most once a second, on use), so memory stays bounded.
@@ -112,7 +104,7 @@ export class EmulatorState {
   /** Finds a user by login and password (constant-time password comparison). */
   authenticateUser(login: string, password: string): EmulatorUser | undefined {
     for (const user of this.users.values()) {
-      if (user.login === login && secretsEqual(user.password, password)) {
+      if (user.login === login && isSameSecret(user.password, password)) {
         return user;
       }
     }

@@ -1,3 +1,5 @@
+import { decodeBasicCredentials } from '../util/basic-auth.js';
+
 /**
  * Redaction for the --verbose HTTP trace. Two layers: fields known to carry secrets are replaced
  * by name (form and JSON bodies, URL queries and fragments, Authorization headers), and every
@@ -105,26 +107,15 @@ export function redactHeader(name: string, value: string, scrubber: SecretScrubb
   if (lower === 'authorization' || lower === 'proxy-authorization') {
     const [scheme = '', credentials = ''] = value.split(/\s+/, 2);
     scrubber.remember(credentials);
-    if (scheme.toLowerCase() === 'basic') {
-      // Basic carries client_id:client_secret (RFC 6749 §2.3.1); remember the secret part too.
-      const decoded = Buffer.from(credentials, 'base64').toString('utf8');
-      const colon = decoded.indexOf(':');
-      if (colon !== -1) scrubber.remember(safeDecode(decoded.slice(colon + 1)));
-    }
+    // Basic carries client_id:client_secret (RFC 6749 §2.3.1); remember the secret part too.
+    const basic = decodeBasicCredentials(value);
+    if (basic !== undefined) scrubber.remember(basic.clientSecret);
     return `${scheme} ${REDACTED}`;
   }
   if (lower === 'cookie' || lower === 'set-cookie') {
     return value.replace(/=([^;]*)/g, `=${REDACTED}`);
   }
   return value;
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text.replace(/\+/g, ' '));
-  } catch {
-    return text;
-  }
 }
 
 /** Redacts a body by its content type: form, JSON, else text scrubbed of known secrets. */

@@ -1,15 +1,22 @@
-import { AuthError, ServerError } from '../errors.js';
+import { MmauthError } from '../errors.js';
+import { oauthErrorAnswer } from './describe-error.js';
 import type { Endpoints } from './endpoints.js';
-import { oauthErrorToCliError } from './describe-error.js';
 import type { TokenResponse } from './parse.js';
-import { authorizationServer, loadOAuth, requestOptions, type ClientCredentials, type OAuthPeer } from './peer.js';
-import { judgeTokenResponse } from './token-response.js';
+import {
+  authorizationServer,
+  clientAuthFor,
+  loadOAuth,
+  requestOptions,
+  type ClientAuthentication,
+  type ServerConfiguration,
+} from './server-configuration.js';
+import { validateTokenEndpointResponse } from './token-response.js';
 
-/** A prepared authorization request (RFC 6749 §4.1.1 with PKCE, RFC 7636 §4). */
+/** A prepared authorization request (RFC 6749 §4.1.1 with PKCE, RFC 7636 §4): what the exchange checks against. */
 export interface AuthorizationRequest {
   /** The URL to open in the user agent. */
   url: URL;
-  /** 128+ bits of randomness, checked on the callback (RFC 6749 §10.12). */
+  /** 256 random bits, checked on the authorization response (RFC 6749 §10.12). */
   state: string;
   /** PKCE code_verifier (RFC 7636 §4.1); secret, sent only to the token endpoint. */
   codeVerifier: string;
@@ -26,16 +33,26 @@ export interface AuthorizationRequestParams {
   responseType?: 'code' | 'token';
 }
 
+/** Randomness for an authorization request; tests inject fixed values. */
+export interface AuthorizationRandomness {
+  state(): string;
+  codeVerifier(): string;
+}
+
 /**
- * Builds the authorization URL `GET {base}/oauth2/authorize` (spec §4.1; RFC 6749 §4.1.1) with
- * response_type, client_id, redirect_uri, scope, a fresh `state` (256 random bits) and, for the
- * code flow, a PKCE S256 challenge (RFC 7636 §4.2). The client secret is never put in this URL,
- * not even for the implicit flow, where the spec's endpoint table lists it (browser history, logs).
+ * Builds the authorization URL `GET {base}/oauth2/authorize` (RFC 6749 §4.1.1; spec §4.1) with
+ * response_type, client_id, redirect_uri, scope, a fresh `state` and, for the code flow, a PKCE
+ * S256 challenge (RFC 7636 §4.2). The client secret is never put in this URL, although the spec's
+ * endpoint table lists it for the implicit flow (browser history, logs).
  */
-export async function createAuthorizationRequest(endpoints: Endpoints, params: AuthorizationRequestParams): Promise<AuthorizationRequest> {
+export async function createAuthorizationRequest(
+  endpoints: Endpoints,
+  params: AuthorizationRequestParams,
+  random?: AuthorizationRandomness,
+): Promise<AuthorizationRequest> {
   const lib = await loadOAuth();
-  const state = lib.generateRandomState();
-  const codeVerifier = lib.generateRandomCodeVerifier();
+  const state = random?.state() ?? lib.generateRandomState();
+  const codeVerifier = random?.codeVerifier() ?? lib.generateRandomCodeVerifier();
   const url = new URL(endpoints.authorize);
   url.searchParams.set('response_type', params.responseType ?? 'code');
   url.searchParams.set('client_id', params.clientId);
@@ -51,55 +68,52 @@ export async function createAuthorizationRequest(endpoints: Endpoints, params: A
 }
 
 /**
- * A callback that does not belong to this login: missing or wrong `state`, or an `iss` naming
- * another server (RFC 9207). `login` refuses it and keeps waiting for the real one.
+ * Validates an authorization response (RFC 6749 §4.1.2, §4.1.2.1; RFC 9207) with oauth4webapi:
+ * `iss` if present must be the base URL and `state` must be `request.state`, else `state_mismatch`;
+ * an `error` becomes `authorization_error`; a missing `code` is a `malformed_response`. Returns
+ * the parameters, branded for exchangeAuthorizationCode.
  */
-export class ForeignCallbackError extends AuthError {}
-
-/**
- * Validates the parameters the redirect URI received (RFC 6749 §4.1.2, §4.1.2.1; RFC 9207) with
- * oauth4webapi: `iss` if present must be the base URL, `state` must equal `expectedState`
- * (else ForeignCallbackError), an `error` becomes AuthError/… via oauthErrorToCliError, a missing
- * `code` a ServerError. Returns the parameters, branded for exchangeAuthorizationCode.
- */
-export async function validateCallback(endpoints: Endpoints, clientId: string, parameters: URLSearchParams, expectedState: string): Promise<URLSearchParams> {
+export async function validateAuthorizationResponse(
+  endpoints: Endpoints,
+  clientId: string,
+  parameters: URLSearchParams,
+  request: AuthorizationRequest,
+): Promise<URLSearchParams> {
   const lib = await loadOAuth();
+  let validated: URLSearchParams;
   try {
-    const validated = lib.validateAuthResponse(authorizationServer(endpoints), { client_id: clientId }, parameters, expectedState);
-    if (!validated.get('code')) {
-      throw new ServerError('the redirect carried neither an authorization code nor an error');
-    }
-    return validated;
+    validated = lib.validateAuthResponse(authorizationServer(endpoints), { client_id: clientId }, parameters, request.state);
   } catch (failure) {
     if (failure instanceof lib.AuthorizationResponseError) {
-      throw oauthErrorToCliError('the authorization server', failure.error, failure.error_description);
+      throw oauthErrorAnswer('authorization_error', 'the authorization server', failure.error, failure.error_description);
     }
     if (failure instanceof lib.OperationProcessingError) {
-      throw new ForeignCallbackError(`callback rejected: ${failure.message.replace('response parameter ', '')}`, {
-        hint: 'this redirect does not belong to the login in progress',
-      });
+      throw new MmauthError('state_mismatch', `callback rejected: ${failure.message.replace('response parameter ', '')}`);
     }
     throw failure;
   }
+  if (!validated.get('code')) {
+    throw new MmauthError('malformed_response', 'the redirect carried neither an authorization code nor an error');
+  }
+  return validated;
 }
 
 /**
- * Exchanges an authorization code at `POST {base}/oauth2/token` (spec §4.2; RFC 6749 §4.1.3):
- * grant_type=authorization_code, code, the same redirect_uri, code_verifier (RFC 7636 §4.5), and
- * client_id/client_secret in the body (spec §5.3). Returns the validated token response; throws
- * AuthError for invalid_client/invalid_grant (exit 4), NetworkError (3), ServerError (1).
+ * Exchanges the code of a validated authorization response at `POST {base}/oauth2/token` (RFC 6749
+ * §4.1.3; spec §4.2): grant_type=authorization_code, code, the request's redirect_uri and
+ * code_verifier (RFC 7636 §4.5), the client's authentication in the body (spec §5.3). Returns the
+ * validated token response; throws `token_endpoint_error`, a network or malformed-answer error.
  */
 export async function exchangeAuthorizationCode(
-  peer: OAuthPeer,
-  client: ClientCredentials,
-  callbackParameters: URLSearchParams,
-  redirectUri: string,
-  codeVerifier: string,
+  server: ServerConfiguration,
+  client: ClientAuthentication,
+  response: URLSearchParams,
+  request: AuthorizationRequest,
 ): Promise<TokenResponse> {
   const lib = await loadOAuth();
-  const as = authorizationServer(peer.endpoints);
-  const oauthClient = { client_id: client.clientId };
-  const auth = client.clientSecret === undefined ? lib.None() : lib.ClientSecretPost(client.clientSecret);
-  const response = await lib.authorizationCodeGrantRequest(as, oauthClient, auth, callbackParameters, redirectUri, codeVerifier, requestOptions(lib, peer));
-  return judgeTokenResponse(lib, response, (r) => lib.processAuthorizationCodeResponse(as, oauthClient, r));
+  const as = authorizationServer(server.endpoints);
+  const [oauthClient, auth] = clientAuthFor(lib, client);
+  const options = requestOptions(lib, server);
+  const tokenResponse = await lib.authorizationCodeGrantRequest(as, oauthClient, auth, response, request.redirectUri, request.codeVerifier, options);
+  return validateTokenEndpointResponse(lib, tokenResponse, (r) => lib.processAuthorizationCodeResponse(as, oauthClient, r));
 }

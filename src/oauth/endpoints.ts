@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { MmauthError } from '../errors.js';
 
 /** The four OAuth endpoints of the service (spec §4), as absolute URLs. */
 export interface Endpoints {
@@ -25,27 +25,27 @@ export function isLoopbackHost(hostname: string): boolean {
 /**
  * Parses and checks a base URL: it must be absolute `https://`, or `http://` to a loopback host
  * (spec §4 "Always use SSL"), with no query, fragment or credentials.
- * Returns the endpoints below it (`{base}/oauth2/authorize` …). Throws UsageError (exit 2).
+ * Returns the endpoints below it (`{base}/oauth2/authorize` …). Throws MmauthError `invalid_base_url` or `insecure_base_url`.
  */
 export function resolveEndpoints(baseUrl: string): Endpoints {
   let url: URL;
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new UsageError(`the base URL "${baseUrl}" is not an absolute URL`, {
-      hint: 'pass --base-url https://host (or set MMAUTH_BASE_URL)',
+    throw new MmauthError('invalid_base_url', `the base URL "${baseUrl}" is not an absolute URL`, {
+      details: { reason: 'not_absolute' },
     });
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new UsageError(`the base URL must use https, not ${url.protocol.replace(':', '')}`);
+    throw new MmauthError('invalid_base_url', `the base URL must use https, not ${url.protocol.replace(':', '')}`);
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new UsageError(`refusing plain http to ${url.host}: the base URL must be https unless its host is loopback`, {
-      hint: `use https://${url.host}${url.pathname === '/' ? '' : url.pathname}`,
+    throw new MmauthError('insecure_base_url', `refusing plain http to ${url.host}: the base URL must be https unless its host is loopback`, {
+      details: { suggestion: `https://${url.host}${url.pathname === '/' ? '' : url.pathname}` },
     });
   }
   if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
-    throw new UsageError('the base URL must not carry credentials, a query or a fragment');
+    throw new MmauthError('invalid_base_url', 'the base URL must not carry credentials, a query or a fragment');
   }
   const base = url.href.replace(/\/+$/, '');
   return {

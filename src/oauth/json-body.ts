@@ -1,23 +1,23 @@
-import { ServerError } from '../errors.js';
+import { MmauthError } from '../errors.js';
 
 /**
  * Reads an answer's body (`bytes`) as strict UTF-8 JSON (RFC 8259 §8.1): invalid UTF-8 is refused
- * rather than decoded with replacement characters that would end up stored. Throws ServerError
- * (exit 1) "`endpoint` sent a malformed answer: …".
+ * rather than decoded with replacement characters that would end up stored. Throws MmauthError
+ * `malformed_response`: "`endpoint` sent a malformed answer: …".
  */
 export function readJsonBody(bytes: Uint8Array, endpoint: string): unknown {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw new ServerError(`${endpoint} sent a malformed answer: the body is not valid UTF-8`);
+    throw new MmauthError('malformed_response', `${endpoint} sent a malformed answer: the body is not valid UTF-8`);
   }
   if (text.trim() === '') {
-    throw new ServerError(`${endpoint} sent a malformed answer: the body is empty`);
+    throw new MmauthError('malformed_response', `${endpoint} sent a malformed answer: the body is empty`);
   }
   try {
     return JSON.parse(text);
   } catch {
-    throw new ServerError(`${endpoint} sent a malformed answer: the body is not JSON${/^\s*</.test(text) ? ' (it looks like HTML)' : ''}`);
+    throw new MmauthError('malformed_response', `${endpoint} sent a malformed answer: the body is not JSON${/^\s*</.test(text) ? ' (it looks like HTML)' : ''}`);
   }
 }

@@ -1,5 +1,5 @@
-import { ServerError } from '../errors.js';
-import { isRecord } from '../is-record.js';
+import { MmauthError } from '../errors.js';
+import { isRecord } from '../util/is-record.js';
 
 /** A validated token endpoint answer (spec §2.2, RFC 6749 §5.1). */
 export interface TokenResponse {
@@ -7,7 +7,7 @@ export interface TokenResponse {
   /** Lower-cased; always `bearer` (compared case-insensitively, RFC 6749 §5.1). */
   tokenType: string;
   /** Lifetime in seconds; undefined when the server sent none (no expiry by time). */
-  expiresInS: number | undefined;
+  expiresInSeconds: number | undefined;
   /** Space-separated granted scopes; undefined when the server sent none. */
   scope: string | undefined;
 }
@@ -18,7 +18,7 @@ export interface TokenInfo {
   resourceOwnerId: number | string | null;
   scopes: string[];
   /** Remaining lifetime in seconds; null when the token does not expire by time. */
-  expiresInS: number | null;
+  expiresInSeconds: number | null;
   /** The client application's uid (integer in the spec, string in Doorkeeper 5); null if absent. */
   applicationUid: number | string | null;
   /** Unix seconds, when the server sent it. */
@@ -28,8 +28,8 @@ export interface TokenInfo {
 /** Ten years in seconds: anything longer is a broken server, not a long-lived token. */
 const MAX_LIFETIME_S = 10 * 366 * 24 * 3600;
 
-function malformed(endpoint: string, what: string): ServerError {
-  return new ServerError(`${endpoint} sent a malformed answer: ${what}`);
+function malformed(endpoint: string, what: string): MmauthError {
+  return new MmauthError('malformed_response', `${endpoint} sent a malformed answer: ${what}`);
 }
 
 /** RFC 6749 §A.12/§A.13: access tokens and scope tokens are printable ASCII (VSCHAR / NQCHAR). */
@@ -50,7 +50,7 @@ function parseLifetime(endpoint: string, field: string, value: unknown): number 
 /**
  * Validates a token endpoint success body (spec §2.2; RFC 6749 §5.1): `access_token` a non-empty
  * printable string, `token_type` bearer in any case, `expires_in` absent/null or a whole number
- * of seconds, `scope` absent or a string. Throws ServerError (exit 1) naming the bad field.
+ * of seconds, `scope` absent or a string. Throws MmauthError `malformed_response` naming the bad field.
  */
 export function parseTokenResponse(json: unknown, endpoint = 'the token endpoint'): TokenResponse {
   if (!isRecord(json)) {
@@ -72,7 +72,7 @@ export function parseTokenResponse(json: unknown, endpoint = 'the token endpoint
   return {
     accessToken,
     tokenType: 'bearer',
-    expiresInS: parseLifetime(endpoint, 'expires_in', expiresIn),
+    expiresInSeconds: parseLifetime(endpoint, 'expires_in', expiresIn),
     scope: typeof scope === 'string' && scope.trim() !== '' ? normalizeScope(scope) : undefined,
   };
 }
@@ -81,7 +81,7 @@ export function parseTokenResponse(json: unknown, endpoint = 'the token endpoint
  * Validates a token info record (spec §2.4 and Doorkeeper 5): `resource_owner_id` integer, string
  * or null; `scope` an array of strings (a space-separated string is accepted too);
  * `expires_in_seconds` (spec) or `expires_in` (Doorkeeper 5) a whole number or null;
- * `application.uid` integer or string. Throws ServerError (exit 1) naming the bad field.
+ * `application.uid` integer or string. Throws MmauthError `malformed_response` naming the bad field.
  */
 export function parseTokenInfo(json: unknown, endpoint = 'the token info endpoint'): TokenInfo {
   if (!isRecord(json)) {
@@ -93,7 +93,7 @@ export function parseTokenInfo(json: unknown, endpoint = 'the token info endpoin
   }
   const scopes = parseScopeList(endpoint, json.scope ?? json.scopes);
   const lifetimeField = 'expires_in_seconds' in json ? 'expires_in_seconds' : 'expires_in';
-  const expiresInS = parseLifetime(endpoint, lifetimeField, json[lifetimeField]) ?? null;
+  const expiresInSeconds = parseLifetime(endpoint, lifetimeField, json[lifetimeField]) ?? null;
   let applicationUid: number | string | null = null;
   const application = json.application;
   if (application !== undefined && application !== null) {
@@ -113,7 +113,7 @@ export function parseTokenInfo(json: unknown, endpoint = 'the token info endpoin
   return {
     resourceOwnerId: owner ?? null,
     scopes,
-    expiresInS,
+    expiresInSeconds,
     applicationUid,
     createdAt: typeof createdAt === 'number' ? createdAt : undefined,
   };

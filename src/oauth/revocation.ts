@@ -1,21 +1,28 @@
+import { MmauthError } from '../errors.js';
 import { describeOAuthFailure } from './describe-error.js';
-import { authorizationServer, loadOAuth, requestOptions, type ClientCredentials, type OAuthPeer } from './peer.js';
+import { authorizationServer, clientAuthFor, loadOAuth, requestOptions, type ClientAuthentication, type ServerConfiguration } from './server-configuration.js';
 
 /**
- * Asks `POST {base}/oauth2/revoke` to revoke `token` (spec §4.4; RFC 7009 §2.1) with client_id,
- * client_secret (when there is one) and token in the body. Resolves only on HTTP 200 — which, on
- * the spec's server, proves nothing (it answers 200 in every case): callers confirm with token
- * info. Doorkeeper's 403 unauthorized_client → AuthError (exit 4); other statuses → ServerError.
+ * Asks `POST {base}/oauth2/revoke` to revoke `token` (RFC 7009 §2.1; spec §4.4) with the client's
+ * authentication in the body. Resolves only on HTTP 200, which proves nothing on the spec's server
+ * (200 in every case): callers confirm with token info. Throws `revocation_error` for an OAuth
+ * error (Doorkeeper's 403 unauthorized_client), prefixed "the token was NOT revoked"; else what
+ * describeOAuthFailure gives.
  */
-export async function requestRevocation(peer: OAuthPeer, client: ClientCredentials, token: string): Promise<void> {
+export async function requestRevocation(server: ServerConfiguration, client: ClientAuthentication, token: string): Promise<void> {
   const lib = await loadOAuth();
-  const as = authorizationServer(peer.endpoints);
-  const auth = client.clientSecret === undefined ? lib.None() : lib.ClientSecretPost(client.clientSecret);
-  const response = await lib.revocationRequest(as, { client_id: client.clientId }, auth, token, requestOptions(lib, peer));
+  const [oauthClient, auth] = clientAuthFor(lib, client);
+  const response = await lib.revocationRequest(authorizationServer(server.endpoints), oauthClient, auth, token, requestOptions(lib, server));
   try {
     await lib.processRevocationResponse(response);
   } catch (failure) {
-    throw await describeOAuthFailure(lib, 'the revoke endpoint', failure);
+    const error = await describeOAuthFailure(lib, 'revocation_error', 'the revoke endpoint', failure);
+    if (error.code !== 'revocation_error') throw error;
+    throw new MmauthError('revocation_error', `the token was NOT revoked: ${error.message}`, {
+      oauthError: error.oauthError,
+      oauthErrorDescription: error.oauthErrorDescription,
+      status: error.status,
+    });
   }
   await response.body?.cancel();
 }

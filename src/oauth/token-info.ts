@@ -1,8 +1,8 @@
-import { AuthError } from '../errors.js';
-import { readJsonBody } from './json-body.js';
+import { MmauthError } from '../errors.js';
 import { statusError } from './describe-error.js';
+import { readJsonBody } from './json-body.js';
 import { parseTokenInfo, type TokenInfo } from './parse.js';
-import type { OAuthPeer } from './peer.js';
+import type { ServerConfiguration } from './server-configuration.js';
 
 /** What token info said of a token: alive with its record, or dead (401). */
 export type TokenInfoResult = { isActive: true; info: TokenInfo } | { isActive: false };
@@ -10,30 +10,26 @@ export type TokenInfoResult = { isActive: true; info: TokenInfo } | { isActive: 
 /**
  * Asks `GET {base}/oauth2/token/info` with `Authorization: Bearer <token>` (spec §4.3; RFC 6750
  * §2.1). 200 → the parsed record (spec or Doorkeeper 5 field names); 401 → `{isActive: false}`
- * (expired, revoked and unknown look the same, server-behaviour.md token info 3). Any other status
- * → ServerError (exit 1); no answer → NetworkError (exit 3). Not in oauth4webapi: Doorkeeper-only.
+ * (expired, revoked and unknown look the same). Any other status → `unexpected_status`. Not in
+ * oauth4webapi: this endpoint is Doorkeeper's own.
  */
-export async function lookUpTokenInfo(peer: OAuthPeer, accessToken: string): Promise<TokenInfoResult> {
-  const answer = await peer.fetch(peer.endpoints.tokenInfo.href, {
+export async function lookUpTokenInfo(server: ServerConfiguration, accessToken: string): Promise<TokenInfoResult> {
+  const response = await server.fetch(server.endpoints.tokenInfo.href, {
     method: 'GET',
     headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json' },
   });
-  if (answer.status !== 200) {
-    if (answer.status === 401) {
-      return { isActive: false };
-    }
-    throw statusError('the token info endpoint', answer.status);
-  }
-  return { isActive: true, info: parseTokenInfo(readJsonBody(answer.body, 'the token info endpoint')) };
+  if (response.status === 401) return { isActive: false };
+  if (response.status !== 200) throw statusError('the token info endpoint', response.status);
+  return { isActive: true, info: parseTokenInfo(readJsonBody(response.body, 'the token info endpoint')) };
 }
 
-/** lookUpTokenInfo that treats a dead token as an error: AuthError (exit 4). */
-export async function requireTokenInfo(peer: OAuthPeer, accessToken: string): Promise<TokenInfo> {
-  const result = await lookUpTokenInfo(peer, accessToken);
+/** lookUpTokenInfo that treats a dead token as MmauthError `token_inactive` (oauthError invalid_token). */
+export async function requireTokenInfo(server: ServerConfiguration, accessToken: string): Promise<TokenInfo> {
+  const result = await lookUpTokenInfo(server, accessToken);
   if (!result.isActive) {
-    throw new AuthError('token is expired, revoked or invalid (token info answered 401)', {
-      hint: 'run `mmauth login` (or `mmauth client-credentials`) to get a new token',
+    throw new MmauthError('token_inactive', 'token is expired, revoked or invalid (token info answered 401)', {
       oauthError: 'invalid_token',
+      status: 401,
     });
   }
   return result.info;

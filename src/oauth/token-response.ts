@@ -1,17 +1,19 @@
 import type * as oauth from 'oauth4webapi';
-import { ServerError } from '../errors.js';
-import type { HttpAnswer } from '../http/http-client.js';
-import { describeOAuthFailure, oauthErrorFields, oauthErrorToCliError, parseChallengeError, statusError, type OAuthErrorFields } from './describe-error.js';
+import { MmauthError } from '../errors.js';
+import type { HttpResponse } from '../http/http-types.js';
+import { describeOAuthFailure, oauthErrorAnswer, oauthErrorFields, parseChallengeError, statusError, type OAuthErrorFields } from './describe-error.js';
 import { readJsonBody } from './json-body.js';
 import { parseTokenResponse, type TokenResponse } from './parse.js';
 
+const ENDPOINT = 'the token endpoint';
+
 /**
- * Judges a token endpoint answer twice: `process` (an oauth4webapi `process…Response`) checks the
- * status, the OAuth error body, the content type and an ID token if any; parseTokenResponse then
- * checks every field strictly on an untouched copy of the body (spec §2.2, RFC 6749 §5.1/§5.2).
- * Throws the CliError describeOAuthFailure gives, or ServerError for a malformed field.
+ * Validates a token endpoint response (Fetch `Response`) twice: `process` (an oauth4webapi
+ * `process…Response`) checks the status, the OAuth error body and the content type;
+ * parseTokenResponse then checks every field strictly on an untouched copy of the body (spec §2.2,
+ * RFC 6749 §5.1/§5.2). Throws what describeOAuthFailure gives (`token_endpoint_error`, …).
  */
-export async function judgeTokenResponse(
+export async function validateTokenEndpointResponse(
   lib: typeof oauth,
   response: Response,
   process: (response: Response) => Promise<unknown>,
@@ -22,36 +24,34 @@ export async function judgeTokenResponse(
   } catch (failure) {
     // Not awaited: cancelling one branch of a tee'd body settles only when the other is done too.
     untouched.body?.cancel().catch(() => undefined);
-    throw await describeOAuthFailure(lib, 'the token endpoint', failure);
+    throw await describeOAuthFailure(lib, 'token_endpoint_error', ENDPOINT, failure);
   }
-  return parseTokenResponse(readJsonBody(new Uint8Array(await untouched.arrayBuffer()), 'the token endpoint'));
+  return parseTokenResponse(readJsonBody(new Uint8Array(await untouched.arrayBuffer()), ENDPOINT));
 }
 
-const ENDPOINT = 'the token endpoint';
-
 /**
- * Judges a token endpoint answer read whole (spec §2.2; RFC 6749 §5.1, §5.2), as
- * oauth4webapi's process functions do, without Fetch API objects: 200 with an application/json
- * body → parseTokenResponse (every field checked; ServerError naming it); an OAuth error body
- * (JSON `error`), or else an `error` in WWW-Authenticate (RFC 6750 §3) → oauthErrorToCliError
- * (invalid_client exit 4, invalid_scope 2, …); any other status → statusError (exit 1; a 3xx
- * is never followed).
+ * Parses a token endpoint response read whole (spec §2.2; RFC 6749 §5.1, §5.2) as oauth4webapi's
+ * process functions do, without Fetch API objects: 200 with an application/json body →
+ * parseTokenResponse; an OAuth error body (JSON `error`), else an `error` in WWW-Authenticate
+ * (RFC 6750 §3) → `token_endpoint_error`; any other status → `unexpected_status` (a 3xx is never
+ * followed); a 200 that is not JSON → `malformed_response`.
  */
-export function judgeTokenAnswer(answer: HttpAnswer): TokenResponse {
-  if (answer.status === 200) {
-    const contentType = answer.headers['content-type'] ?? '';
+export function parseTokenEndpointResponse(response: HttpResponse): TokenResponse {
+  if (response.status === 200) {
+    const contentType = response.headers['content-type'] ?? '';
     if (!/^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(contentType)) {
-      throw new ServerError(`${ENDPOINT} sent a malformed answer: its content type is "${contentType}", not application/json${/html/i.test(contentType) ? ' (an HTML page)' : ''}`);
+      const what = `its content type is "${contentType}", not application/json${/html/i.test(contentType) ? ' (an HTML page)' : ''}`;
+      throw new MmauthError('malformed_response', `${ENDPOINT} sent a malformed answer: ${what}`);
     }
-    return parseTokenResponse(readJsonBody(answer.body, ENDPOINT));
+    return parseTokenResponse(readJsonBody(response.body, ENDPOINT));
   }
-  if (answer.status >= 400) {
-    const failure = oauthErrorBody(answer.body) ?? parseChallengeError(answer.headers['www-authenticate']);
+  if (response.status >= 400) {
+    const failure = oauthErrorBody(response.body) ?? parseChallengeError(response.headers['www-authenticate']);
     if (failure !== undefined) {
-      throw oauthErrorToCliError(ENDPOINT, failure.error, failure.description, answer.status);
+      throw oauthErrorAnswer('token_endpoint_error', ENDPOINT, failure.error, failure.description, response.status);
     }
   }
-  throw statusError(ENDPOINT, answer.status);
+  throw statusError(ENDPOINT, response.status);
 }
 
 /** The OAuth error of a strict UTF-8 JSON error body (RFC 6749 §5.2); undefined for anything else. */

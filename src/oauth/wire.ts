@@ -43,6 +43,12 @@ export interface OAuthErrorWire {
   state?: string;
 }
 
+/** How a token came to be: a grant type of RFC 6749 §4, or a personal access token (spec §1). */
+export type TokenOrigin = 'authorization_code' | 'client_credentials' | 'implicit' | 'personal';
+
+/** Every TokenOrigin, for parsers. */
+export const TOKEN_ORIGINS: readonly TokenOrigin[] = ['authorization_code', 'client_credentials', 'implicit', 'personal'];
+
 /** Scopes the spec names (§2.5); the default is `service`. */
 export const KNOWN_SCOPES = [
   'service',

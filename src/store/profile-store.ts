@@ -1,36 +1,31 @@
 import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import envPaths from 'env-paths';
-import { CliError, ExitCode } from '../errors.js';
-import { isRecord } from '../is-record.js';
+import { MmauthError, type ErrorCode } from '../errors.js';
+import { isRecord } from '../util/is-record.js';
 import { emptyProfile, parseProfile, ProfileFormatError, serializeProfile, type Profile } from './profile.js';
 
 /** Profiles on disk: one JSON file (mode 0600) in a directory of its own (mode 0700). */
 export interface ProfileStore {
   /** Absolute path of the config file. */
   readonly path: string;
-  /** The named profile, or undefined when there is none. Throws StoreError for a bad file. */
+  /** The named profile, or undefined when there is none. Throws `store_malformed`/`store_unreadable` for a bad file. */
   read(name: string): Profile | undefined;
-  /** Every profile, sorted by name. Throws StoreError for a bad file. */
+  /** Every profile, sorted by name. Throws `store_malformed`/`store_unreadable` for a bad file. */
   list(): Array<{ name: string; profile: Profile }>;
   /**
    * Read-modify-write of one profile under an exclusive lock (`config.json.lock`, proper-lockfile),
    * so parallel mmauth processes writing different profiles lose none: `change` gets the current
    * profile (an empty one when there is none) and returns the new one, or undefined to delete it.
-   * Other profiles are untouched; the file is replaced atomically. Throws StoreError (exit 1) when
-   * the lock cannot be had within about 10 s or the file cannot be written.
+   * Other profiles are untouched; the file is replaced atomically. Throws `store_lock_failed`
+   * when the lock cannot be had within about 10 s, `store_write_failed` when the file cannot be written.
    */
   update(name: string, change: (current: Profile) => Profile | undefined): Promise<Profile | undefined>;
 }
 
-/** The config file is unreadable, not JSON, or of the wrong shape: exit 1, file left untouched. */
-export class StoreError extends CliError {
-  constructor(message: string, cause?: unknown) {
-    super(message, ExitCode.failure, {
-      hint: 'fix or move the file aside; mmauth never resets it by itself',
-      cause,
-    });
-  }
+/** A failure of the config file (unreadable, malformed, not writable, locked); the file is left untouched. */
+function storeError(code: Extract<ErrorCode, `store_${string}`>, message: string, cause?: unknown): MmauthError {
+  return new MmauthError(code, message, { cause });
 }
 
 /** Where the config lives: MMAUTH_CONFIG_DIR, or the platform's config directory (conf/env-paths). */
@@ -48,8 +43,8 @@ function configFilePath(location: StoreLocation): string {
  * Opens the profile store: `config.json` in MMAUTH_CONFIG_DIR or `~/.config/mmauth` (platform
  * equivalent, as conf and env-paths place it). Reads parse the file directly; `conf` (and its
  * schema validator, about 20 ms to load) is loaded only by update(), which writes through it. The
- * directory is made 0700 and the file 0600 on every write. A corrupt file throws StoreError and
- * is never rewritten.
+ * directory is made 0700 and the file 0600 on every write. A corrupt file throws `store_malformed`
+ * and is never rewritten.
  */
 export async function openProfileStore(location: StoreLocation): Promise<ProfileStore> {
   const path = configFilePath(location);
@@ -67,11 +62,11 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       throw describeReadFailure(path, error);
     }
     if (!isRecord(store)) {
-      throw new StoreError(`config file ${path} is malformed: it must hold a JSON object`);
+      throw storeError('store_malformed', `config file ${path} is malformed: it must hold a JSON object`);
     }
     const profiles = store.profiles ?? {};
     if (!isRecord(profiles)) {
-      throw new StoreError(`config file ${path} is malformed: "profiles" must be an object`);
+      throw storeError('store_malformed', `config file ${path} is malformed: "profiles" must be an object`);
     }
     return profiles;
   };
@@ -80,7 +75,7 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       return parseProfile(json, `profiles.${name}`);
     } catch (error) {
       if (error instanceof ProfileFormatError) {
-        throw new StoreError(`config file ${path} is malformed: ${error.message}`, error);
+        throw storeError('store_malformed', `config file ${path} is malformed: ${error.message}`, error);
       }
       throw error;
     }
@@ -112,7 +107,7 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       conf.set('profiles', profiles);
       chmodSync(path, 0o600);
     } catch (error) {
-      throw new StoreError(`cannot write config file ${path}: ${error instanceof Error ? error.message : String(error)}`, error);
+      throw storeError('store_write_failed', `cannot write config file ${path}: ${error instanceof Error ? error.message : String(error)}`, error);
     }
     return next;
   };
@@ -136,7 +131,7 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
         // A lock older than 10 s is stale (its holder died); retries span about 10 s in all.
         release = await lock(path, { realpath: false, stale: 10_000, update: 2_000, retries: { retries: 60, factor: 1.2, minTimeout: 10, maxTimeout: 300, randomize: true } });
       } catch (error) {
-        throw new StoreError(`cannot lock config file ${path} (${error instanceof Error ? error.message : String(error)})`, error);
+        throw storeError('store_lock_failed', `cannot lock config file ${path} (${error instanceof Error ? error.message : String(error)})`, error);
       }
       try {
         return await writeProfile(name, change);
@@ -151,10 +146,10 @@ function isMissing(error: unknown): boolean {
   return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
 }
 
-function describeReadFailure(path: string, error: unknown): StoreError {
+function describeReadFailure(path: string, error: unknown): MmauthError {
   if (error instanceof SyntaxError) {
-    return new StoreError(`config file ${path} is not valid JSON (${error.message})`, error);
+    return storeError('store_malformed', `config file ${path} is not valid JSON (${error.message})`, error);
   }
   const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-  return new StoreError(`cannot read config file ${path}${code ? ` (${code})` : ''}`, error);
+  return storeError('store_unreadable', `cannot read config file ${path}${code ? ` (${code})` : ''}`, error);
 }

@@ -1,10 +1,6 @@
-import { UsageError } from '../errors.js';
-import { isRecord } from '../is-record.js';
-
-/** How a stored token was obtained. */
-export type Grant = 'authorization_code' | 'client_credentials' | 'implicit' | 'personal';
-
-const GRANTS: readonly Grant[] = ['authorization_code', 'client_credentials', 'implicit', 'personal'];
+import { MmauthError } from '../errors.js';
+import { TOKEN_ORIGINS, type TokenOrigin } from '../oauth/wire.js';
+import { isRecord } from '../util/is-record.js';
 
 /** A token as kept on disk. */
 export interface StoredToken {
@@ -13,7 +9,8 @@ export interface StoredToken {
   tokenType: string;
   /** Space-separated granted scopes, when the server said. */
   scope: string | undefined;
-  grant: Grant;
+  /** How it was obtained; stored as `grant`. */
+  grant: TokenOrigin;
   /** When mmauth received it, ISO 8601. */
   obtainedAt: string;
   /** Absolute expiry, ISO 8601; undefined when the server sent no `expires_in` (no expiry). */
@@ -37,12 +34,10 @@ export function emptyProfile(): Profile {
   return { baseUrl: undefined, clientId: undefined, clientSecret: undefined, scope: undefined, redirectUri: undefined, token: undefined };
 }
 
-/** Profile names: letters, digits, `.`, `_`, `-`, 1 to 64 characters (issue contract). */
+/** Returns `name` if it is a profile name (letters, digits, `.`, `_`, `-`, 1 to 64), else throws `invalid_profile_name`. */
 export function assertProfileName(name: string): string {
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) {
-    throw new UsageError(`invalid profile name "${name}"`, {
-      hint: 'use letters, digits, ".", "_" or "-", at most 64 characters (--profile / MMAUTH_PROFILE)',
-    });
+    throw new MmauthError('invalid_profile_name', `invalid profile name "${name}"`);
   }
   return name;
 }
@@ -81,7 +76,7 @@ export function parseProfile(json: unknown, where: string): Profile {
       throw new ProfileFormatError(`${where}.token must be an object`);
     }
     const grant = requiredString(t, 'grant', `${where}.token`);
-    const knownGrant = GRANTS.find((g) => g === grant);
+    const knownGrant = TOKEN_ORIGINS.find((g) => g === grant);
     if (knownGrant === undefined) {
       throw new ProfileFormatError(`${where}.token.grant "${grant}" is unknown`);
     }

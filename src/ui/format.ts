@@ -32,9 +32,9 @@ export function formatInstant(epochMs: number): string {
 }
 
 /** Remaining lifetime for people: `1h 59m (until 2026-11-21T09:30:00Z)`, or `no expiry`. */
-export function describeLifetime(expiresInS: number | null | undefined, nowMs: number): string {
-  if (expiresInS === null || expiresInS === undefined) {
+export function describeLifetime(expiresInSeconds: number | null | undefined, nowMs: number): string {
+  if (expiresInSeconds === null || expiresInSeconds === undefined) {
     return 'no expiry';
   }
-  return `${formatDuration(expiresInS)} (until ${formatInstant(nowMs + expiresInS * 1000)})`;
+  return `${formatDuration(expiresInSeconds)} (until ${formatInstant(nowMs + expiresInSeconds * 1000)})`;
 }

@@ -1,4 +1,4 @@
-import { UsageError } from '../errors.js';
+import { MmauthError } from '../errors.js';
 import { isTerminalFd } from './fd-writer.js';
 
 /** Streams and environment a prompt needs to decide whether it may ask. */
@@ -13,7 +13,7 @@ export interface Prompter {
   /** Whether prompting is allowed: stdin and stderr are TTYs and CI is not set. */
   readonly canPrompt: boolean;
   /**
-   * Asks for a secret with a masked prompt on stderr. Throws UsageError (exit 2) naming `alternatives`
+   * Asks for a secret with a masked prompt on stderr. Throws `prompt_unavailable` naming `alternatives`
    * when prompting is not allowed, InterruptedError-worthy errors propagate as thrown by inquirer.
    */
   secret(message: string, alternatives: string): Promise<string>;
@@ -24,7 +24,7 @@ export interface Prompter {
   text(message: string, alternatives: string, validate?: (value: string) => string | true): Promise<string>;
   /**
    * Asks to tick any of `choices` (space toggles, enter confirms; at least one). Returns the
-   * ticked values in the order given. Throws UsageError naming `alternatives` without a TTY.
+   * ticked values in the order given. Throws `prompt_unavailable` naming `alternatives` without a TTY.
    */
   checkbox(message: string, choices: ReadonlyArray<{ value: string; isChecked: boolean }>, alternatives: string): Promise<string[]>;
 }
@@ -43,7 +43,9 @@ export function createPrompter(io: PromptEnvironment): Prompter {
   const refuse = (message: string, alternatives: string) => {
     if (!canPrompt()) {
       const why = isCi(io.env) ? 'CI is set, so mmauth does not prompt' : 'there is no terminal to ask on';
-      throw new UsageError(`${message.replace(/:$/, '')} is needed and ${why}`, { hint: `provide it with ${alternatives}` });
+      throw new MmauthError('prompt_unavailable', `${message.replace(/:$/, '')} is needed and ${why}`, {
+        hint: `provide it with ${alternatives}`,
+      });
     }
   };
   const context = () => ({ input: io.stdin, output: io.stderr });

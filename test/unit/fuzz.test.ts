@@ -1,27 +1,29 @@
 /**
  * Property-based tests (fast-check): whatever a server or a browser sends, the parsers return a
- * valid result or throw one of mmauth's typed errors (a CliError with an exit code), never
+ * valid result or throw one of mmauth's typed errors (an MmauthError whose code maps to an exit code), never
  * anything else. FUZZ_RUNS sets the runs per property (default 3,000).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CliError } from '../../src/errors.js';
-import { validateCallback } from '../../src/oauth/authorization-code.js';
+import { exitCodeOf } from '../../src/commands/shared/failure.js';
+import { isMmauthError } from '../../src/errors.js';
+import { validateAuthorizationResponse } from '../../src/oauth/authorization-code.js';
 import { resolveEndpoints } from '../../src/oauth/endpoints.js';
-import { implicitParameters, parseImplicitCallback } from '../../src/oauth/implicit.js';
+import { implicitParameters, parseImplicitAuthorizationResponse } from '../../src/oauth/implicit.js';
 import { readJsonBody } from '../../src/oauth/json-body.js';
 import { parseTokenInfo, parseTokenResponse } from '../../src/oauth/parse.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
 const endpoints = resolveEndpoints('http://127.0.0.1:4010');
+const request = { url: new URL(endpoints.authorize), state: 'the-state', codeVerifier: 'v'.repeat(43), redirectUri: 'http://127.0.0.1/callback' };
 
-/** Runs `parse`; passes if it returns or throws a CliError, fails on any other throw. */
+/** Runs `parse`; passes if it returns or throws an MmauthError, fails on any other throw. */
 function isTypedOutcome(parse: () => unknown): boolean {
   try {
     parse();
     return true;
   } catch (error) {
-    return error instanceof CliError && typeof error.exitCode === 'number' && error.message.length > 0;
+    return isMmauthError(error) && typeof exitCodeOf(error) === 'number' && error.message.length > 0;
   }
 }
 
@@ -30,7 +32,7 @@ async function isTypedOutcomeAsync(parse: () => Promise<unknown>): Promise<boole
     await parse();
     return true;
   } catch (error) {
-    return error instanceof CliError && typeof error.exitCode === 'number';
+    return isMmauthError(error) && typeof exitCodeOf(error) === 'number';
   }
 }
 
@@ -57,9 +59,9 @@ describe(`parsers under fuzz (${RUNS} runs per property)`, () => {
         try {
           parsed = parseTokenResponse(json);
         } catch (error) {
-          return error instanceof CliError;
+          return isMmauthError(error);
         }
-        return typeof parsed.accessToken === 'string' && /^[\x20-\x7e]+$/.test(parsed.accessToken) && parsed.tokenType === 'bearer' && (parsed.expiresInS === undefined || (Number.isInteger(parsed.expiresInS) && parsed.expiresInS >= 0));
+        return typeof parsed.accessToken === 'string' && /^[\x20-\x7e]+$/.test(parsed.accessToken) && parsed.tokenType === 'bearer' && (parsed.expiresInSeconds === undefined || (Number.isInteger(parsed.expiresInSeconds) && parsed.expiresInSeconds >= 0));
       }),
       { numRuns: RUNS },
     );
@@ -78,15 +80,15 @@ describe(`parsers under fuzz (${RUNS} runs per property)`, () => {
     );
   });
 
-  it('validateCallback (code flow): any redirect parameters give validated parameters or a typed error', async () => {
+  it('validateAuthorizationResponse (code flow): any redirect parameters give validated parameters or a typed error', async () => {
     await fc.assert(
       fc.asyncProperty(callbackParams, async (pairs) => {
         const params = new URLSearchParams(pairs);
         let validated: URLSearchParams;
         try {
-          validated = await validateCallback(endpoints, 'mmauth-demo', params, 'the-state');
+          validated = await validateAuthorizationResponse(endpoints, 'mmauth-demo', params, request);
         } catch (error) {
-          return error instanceof CliError;
+          return isMmauthError(error);
         }
         // Accepted only with the right state and a code.
         return validated.get('state') === 'the-state' && (validated.get('code') ?? '') !== '';
@@ -95,14 +97,14 @@ describe(`parsers under fuzz (${RUNS} runs per property)`, () => {
     );
   });
 
-  it('parseImplicitCallback: any fragment gives a token only with the right state, else a typed error', () => {
+  it('parseImplicitAuthorizationResponse: any fragment gives a token only with the right state, else a typed error', () => {
     fc.assert(
       fc.property(fc.oneof(callbackParams.map((pairs) => new URLSearchParams(pairs).toString()), fc.string()), (fragment) => {
         const params = implicitParameters(new URL(`http://127.0.0.1:9/callback#${fragment}`));
         try {
-          parseImplicitCallback(endpoints, params, 'the-state');
+          parseImplicitAuthorizationResponse(endpoints, params, 'the-state');
         } catch (error) {
-          return error instanceof CliError;
+          return isMmauthError(error);
         }
         return params.get('state') === 'the-state' && params.get('error') === null;
       }),

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { ServerError } from '../../src/errors.js';
+import { thrownBy } from '../support/failure.js';
 import { parseTokenInfo, parseTokenResponse } from '../../src/oauth/parse.js';
 
 const TOKEN = 'a'.repeat(43);
 
 describe('parseTokenResponse (spec §2.2, RFC 6749 §5.1)', () => {
   it.each([
-    ['Doorkeeper 5', { access_token: TOKEN, token_type: 'Bearer', expires_in: 7200, scope: 'service userinfo.email', created_at: 1 }, { tokenType: 'bearer', expiresInS: 7200, scope: 'service userinfo.email' }],
-    ['the spec sample (lower-case bearer)', { access_token: TOKEN, token_type: 'bearer', scope: 'service' }, { tokenType: 'bearer', expiresInS: undefined, scope: 'service' }],
-    ['no expiry, no scope', { access_token: TOKEN, token_type: 'BEARER' }, { expiresInS: undefined, scope: undefined }],
-    ['expires_in null', { access_token: TOKEN, token_type: 'bearer', expires_in: null }, { expiresInS: undefined }],
+    ['Doorkeeper 5', { access_token: TOKEN, token_type: 'Bearer', expires_in: 7200, scope: 'service userinfo.email', created_at: 1 }, { tokenType: 'bearer', expiresInSeconds: 7200, scope: 'service userinfo.email' }],
+    ['the spec sample (lower-case bearer)', { access_token: TOKEN, token_type: 'bearer', scope: 'service' }, { tokenType: 'bearer', expiresInSeconds: undefined, scope: 'service' }],
+    ['no expiry, no scope', { access_token: TOKEN, token_type: 'BEARER' }, { expiresInSeconds: undefined, scope: undefined }],
+    ['expires_in null', { access_token: TOKEN, token_type: 'bearer', expires_in: null }, { expiresInSeconds: undefined }],
     ['scope with extra spaces', { access_token: TOKEN, token_type: 'bearer', scope: ' service   userinfo.email ' }, { scope: 'service userinfo.email' }],
   ])('accepts %s', (_name, json, expected) => {
     expect(parseTokenResponse(json)).toMatchObject({ accessToken: TOKEN, ...expected });
@@ -30,9 +30,9 @@ describe('parseTokenResponse (spec §2.2, RFC 6749 §5.1)', () => {
     ['a fractional expires_in', { access_token: TOKEN, token_type: 'bearer', expires_in: 1.5 }, /"expires_in"/],
     ['a huge expires_in', { access_token: TOKEN, token_type: 'bearer', expires_in: 1e12 }, /"expires_in"/],
     ['scope as an array', { access_token: TOKEN, token_type: 'bearer', scope: ['service'] }, /"scope" must be a space-separated string/],
-  ])('refuses %s with a ServerError naming the field', (_name, json, message) => {
+  ])('refuses %s with malformed_response naming the field', (_name, json, message) => {
     const parse = () => parseTokenResponse(typeof json === 'string' ? JSON.parse(json) : json);
-    expect(parse).toThrow(ServerError);
+    expect(thrownBy(parse).code).toBe('malformed_response');
     expect(parse).toThrow(message);
   });
 });
@@ -42,17 +42,17 @@ describe('parseTokenInfo (spec §2.4 and Doorkeeper 5)', () => {
     [
       "the spec's record",
       { resource_owner_id: 42, scope: ['service', 'userinfo.email'], expires_in_seconds: 7000, application: { uid: 1 } },
-      { resourceOwnerId: 42, scopes: ['service', 'userinfo.email'], expiresInS: 7000, applicationUid: 1, createdAt: undefined },
+      { resourceOwnerId: 42, scopes: ['service', 'userinfo.email'], expiresInSeconds: 7000, applicationUid: 1, createdAt: undefined },
     ],
     [
       "Doorkeeper 5's record",
       { resource_owner_id: 42, scope: ['service'], expires_in: 7200, application: { uid: 'abc' }, created_at: 1795244014 },
-      { resourceOwnerId: 42, scopes: ['service'], expiresInS: 7200, applicationUid: 'abc', createdAt: 1795244014 },
+      { resourceOwnerId: 42, scopes: ['service'], expiresInSeconds: 7200, applicationUid: 'abc', createdAt: 1795244014 },
     ],
     [
       'a client credentials token on Doorkeeper 5 (null owner, null expiry)',
       { resource_owner_id: null, scope: ['service'], expires_in: null, application: { uid: 'abc' } },
-      { resourceOwnerId: null, expiresInS: null },
+      { resourceOwnerId: null, expiresInSeconds: null },
     ],
     ['a scope string', { resource_owner_id: 1, scope: 'service userinfo.email', expires_in_seconds: 5 }, { scopes: ['service', 'userinfo.email'], applicationUid: null }],
   ])('reads %s', (_name, json, expected) => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { reasonNotToOpen, splitCommandLine } from '../../src/browser/open-browser.js';
-import { parseLoopbackRedirectUri } from '../../src/commands/login.js';
-import { redirectUriMatches } from '../../src/emulator/handler.js';
-import { UsageError } from '../../src/errors.js';
+import { parseLoopbackRedirectUri } from '../../src/commands/shared/redirect-uri.js';
+import { redirectUriMatches } from '../../src/emulator/redirect-uri.js';
+import { failureOf, thrownBy } from '../support/failure.js';
 import { isLoopbackHost, resolveEndpoints } from '../../src/oauth/endpoints.js';
 import { assertProfileName } from '../../src/store/profile.js';
 import { describeLifetime, formatDuration, maskToken } from '../../src/ui/format.js';
@@ -31,7 +31,7 @@ describe('resolveEndpoints: https unless loopback (spec §4)', () => {
     ['https://user:pw@maps.example.com', /credentials/],
     ['https://maps.example.com/?x=1', /query/],
   ])('refuses %s', (baseUrl, message) => {
-    expect(() => resolveEndpoints(baseUrl)).toThrow(UsageError);
+    expect(failureOf(thrownBy(() => resolveEndpoints(baseUrl))).exitCode).toBe(2);
     expect(() => resolveEndpoints(baseUrl)).toThrow(message);
   });
 
@@ -75,7 +75,7 @@ describe('redirect URIs', () => {
   it.each(['http://127.0.0.1/callback', 'https://127.0.0.1:1/cb', 'http://[::1]:8976/cb', 'http://10.0.0.1:8976/cb', 'http://127.0.0.1:8976/cb?x=1', 'nonsense'])(
     'login refuses --redirect-uri %s',
     (value) => {
-      expect(() => parseLoopbackRedirectUri(value)).toThrow(UsageError);
+      expect(failureOf(thrownBy(() => parseLoopbackRedirectUri(value)))).toMatchObject({ code: 'invalid_redirect_uri', exitCode: 2 });
     },
   );
 });
@@ -141,6 +141,6 @@ describe('formats', () => {
   });
 
   it.each(['', 'a/b', 'a b', 'x'.repeat(65), '..\u00e9'])('profile name %j is refused', (name) => {
-    expect(() => assertProfileName(name)).toThrow(UsageError);
+    expect(failureOf(thrownBy(() => assertProfileName(name)))).toMatchObject({ code: 'invalid_profile_name', exitCode: 2 });
   });
 });

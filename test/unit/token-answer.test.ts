@@ -1,31 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { CliError } from '../../src/errors.js';
-import type { HttpAnswer } from '../../src/http/http-client.js';
+import type { HttpResponse } from '../../src/http/http-types.js';
 import { parseChallengeError } from '../../src/oauth/describe-error.js';
-import { judgeTokenAnswer } from '../../src/oauth/token-response.js';
+import { parseTokenEndpointResponse } from '../../src/oauth/token-response.js';
+import { failureOf as describe_, thrownBy } from '../support/failure.js';
 
-function answer(status: number, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }): HttpAnswer {
+function answer(status: number, body: unknown, headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }): HttpResponse {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   return { status, statusText: '', headers, body: new TextEncoder().encode(text) };
 }
 
-function failureOf(value: HttpAnswer): { exitCode: number; message: string } {
-  try {
-    judgeTokenAnswer(value);
-  } catch (error) {
-    if (error instanceof CliError) return { exitCode: error.exitCode, message: error.message };
-    throw error;
-  }
-  throw new Error('judged as a success');
+function failureOf(value: HttpResponse): { exitCode: number; message: string } {
+  return describe_(thrownBy(() => parseTokenEndpointResponse(value)));
 }
 
-describe('judgeTokenAnswer (the client credentials path, without Fetch API objects)', () => {
+describe('parseTokenEndpointResponse (the client credentials path, without Fetch API objects)', () => {
   it('takes a 200 JSON token answer, normalized', () => {
-    expect(judgeTokenAnswer(answer(200, { access_token: 'abc', token_type: 'Bearer', expires_in: 60, scope: 'b a' }))).toEqual({ accessToken: 'abc', tokenType: 'bearer', expiresInS: 60, scope: 'b a' });
-    expect(judgeTokenAnswer(answer(200, { access_token: 'abc', token_type: 'bearer' }, { 'content-type': 'application/vnd.api+json' })).accessToken).toBe('abc');
+    expect(parseTokenEndpointResponse(answer(200, { access_token: 'abc', token_type: 'Bearer', expires_in: 60, scope: 'b a' }))).toEqual({ accessToken: 'abc', tokenType: 'bearer', expiresInSeconds: 60, scope: 'b a' });
+    expect(parseTokenEndpointResponse(answer(200, { access_token: 'abc', token_type: 'bearer' }, { 'content-type': 'application/vnd.api+json' })).accessToken).toBe('abc');
   });
 
-  it.each<[string, HttpAnswer, number, RegExp]>([
+  it.each<[string, HttpResponse, number, RegExp]>([
     ['a 200 HTML page', answer(200, '<html></html>', { 'content-type': 'text/html' }), 1, /content type is "text\/html", not application\/json \(an HTML page\)/],
     ['a 200 with no content type', answer(200, { access_token: 'abc', token_type: 'bearer' }, {}), 1, /content type is ""/],
     ['a 200 JSON without access_token', answer(200, { token_type: 'bearer' }), 1, /"access_token" is missing/],

@@ -1,17 +1,17 @@
 import type * as oauth from 'oauth4webapi';
-import type { HttpAnswer, HttpFetch } from '../http/http-client.js';
+import type { HttpFetch, HttpResponse } from '../http/http-types.js';
 import type { Endpoints } from './endpoints.js';
 
-/** The server side of a request: its endpoints and the transport to reach them. */
-export interface OAuthPeer {
+/** The authorization server a request goes to: its endpoints and the transport to reach them. */
+export interface ServerConfiguration {
   endpoints: Endpoints;
   fetch: HttpFetch;
 }
 
-/** A registered client (spec §1: registration yields client_id and client_secret). */
-export interface ClientCredentials {
+/** How the client authenticates at the token and revoke endpoints (RFC 6749 §2.3.1; spec §5.3). */
+export interface ClientAuthentication {
   clientId: string;
-  /** Undefined for a public client (implicit flow, personal access tokens). */
+  /** Undefined for a public client (RFC 6749 §2.1): `client_id` alone is sent. */
   clientSecret: string | undefined;
 }
 
@@ -30,18 +30,24 @@ export function authorizationServer(endpoints: Endpoints): oauth.AuthorizationSe
   };
 }
 
+/** oauth4webapi's client and client authentication: the secret in the body, or none (public client). */
+export function clientAuthFor(lib: typeof oauth, client: ClientAuthentication): [oauth.Client, oauth.ClientAuth] {
+  const auth = client.clientSecret === undefined ? lib.None() : lib.ClientSecretPost(client.clientSecret);
+  return [{ client_id: client.clientId }, auth];
+}
+
 /** Statuses whose Response must have a null body (Fetch standard). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
- * The answer as a Fetch `Response`, for oauth4webapi's `process…Response` functions. Building one
+ * The response as a Fetch `Response`, for oauth4webapi's `process…Response` functions. Building one
  * loads Node's internal fetch (about 20 ms), so only the paths that use oauth4webapi pay for it.
  */
-function toResponse(answer: HttpAnswer): Response {
-  return new Response(NULL_BODY_STATUSES.has(answer.status) ? null : answer.body, {
-    status: answer.status,
-    statusText: answer.statusText,
-    headers: answer.headers,
+function toFetchResponse(response: HttpResponse): Response {
+  return new Response(NULL_BODY_STATUSES.has(response.status) ? null : response.body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
   });
 }
 
@@ -49,11 +55,11 @@ function toResponse(answer: HttpAnswer): Response {
  * Request options for oauth4webapi: mmauth's transport, and plain http allowed only because
  * resolveEndpoints already limited it to loopback hosts.
  */
-export function requestOptions(lib: typeof oauth, peer: OAuthPeer): oauth.TokenEndpointRequestOptions {
+export function requestOptions(lib: typeof oauth, server: ServerConfiguration): oauth.TokenEndpointRequestOptions {
   return {
     [lib.customFetch]: async (url: string, init: oauth.CustomFetchOptions<string, unknown>) =>
-      toResponse(
-        await peer.fetch(url, {
+      toFetchResponse(
+        await server.fetch(url, {
           method: init.method,
           headers: init.headers,
           body: typeof init.body === 'string' || init.body instanceof URLSearchParams ? init.body : undefined,
@@ -61,6 +67,6 @@ export function requestOptions(lib: typeof oauth, peer: OAuthPeer): oauth.TokenE
           signal: init.signal,
         }),
       ),
-    [lib.allowInsecureRequests]: peer.endpoints.token.protocol === 'http:',
+    [lib.allowInsecureRequests]: server.endpoints.token.protocol === 'http:',
   };
 }

@@ -1,0 +1,178 @@
+import { isSshSession } from '../browser/open-browser.js';
+import type { AppContext } from '../context.js';
+import { hasErrorCode } from '../errors.js';
+import { redactUrl, SecretScrubber } from '../http/redact.js';
+import type { CallbackPage } from '../loopback/pages.js';
+import {
+  createAuthorizationRequest,
+  exchangeAuthorizationCode,
+  validateAuthorizationResponse,
+  type AuthorizationRequest,
+} from '../oauth/authorization-code.js';
+import type { TokenResponse } from '../oauth/parse.js';
+import type { ClientAuthentication, ServerConfiguration } from '../oauth/server-configuration.js';
+import { DEFAULT_SCOPE } from '../oauth/wire.js';
+import type { AuthorizationResponses } from '../ui/authorization-responses.js';
+import type { Output } from '../ui/output.js';
+import { reportToken } from '../ui/token-report.js';
+import { startWaitIndicator } from '../ui/wait-indicator.js';
+import type { LoginOptions } from './login.js';
+import { parseLoopbackRedirectUri } from './shared/redirect-uri.js';
+import { chooseScope, isVerbose, pickSetting, requireClientId, resolveClientSecret } from './shared/settings.js';
+import { resolveTarget } from './shared/target.js';
+import { toStoredToken } from './shared/token-record.js';
+
+/** How one authorization response becomes a token: validate it, then exchange its code (or read its fragment). */
+type ResponseJudge = (url: URL) => Promise<TokenResponse>;
+
+/**
+ * Signs in through the browser (RFC 8252): the authorization code flow with PKCE (RFC 6749 §4.1,
+ * RFC 7636; spec §4.1–4.2) or with `implicit` the implicit flow (RFC 6749 §4.2). Starts the
+ * loopback listener, opens the authorization URL, waits up to `wait` s for an authorization
+ * response (listener or paste-back), validates it and exchanges the code, then answers the browser
+ * with a page that says what happened and stores the token. Nothing is stored unless every step
+ * succeeded. Throws settings errors, `callback_timeout`, `interrupted`, `authorization_error`,
+ * `token_endpoint_error` and network errors.
+ */
+export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): Promise<void> {
+  const isImplicit = options.implicit === true;
+  const out = await ctx.output();
+  const target = await resolveTarget(options, ctx);
+  const { endpoints, profile, profileName } = target;
+  const clientId = await requireClientId(options.clientId, ctx, profile);
+  const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
+  const fixedRedirect = pickSetting(options.redirectUri, undefined, profile?.redirectUri);
+  const redirect = fixedRedirect === undefined ? undefined : parseLoopbackRedirectUri(fixedRedirect);
+  const clientSecret = isImplicit ? undefined : await resolveClientSecret(options, ctx, profile);
+  if (isImplicit) {
+    out.warn(
+      "the implicit flow is deprecated (RFC 9700 §2.1.2: the token travels in the browser's URL); prefer `mmauth login` without --implicit",
+    );
+  }
+
+  // Loaded here, not at start-up: the listener, the paste reader and the fragment check pull in
+  // node:http, node:readline and node:crypto, which every other command would pay for.
+  const [{ startCallbackServer }, { readPastedLines }, { waitForAuthorizationResponses }, implicit] = await Promise.all([
+    import('../loopback/callback-server.js'),
+    import('../ui/paste.js'),
+    import('../ui/authorization-responses.js'),
+    import('../oauth/implicit.js'),
+  ]);
+  const listener = await startCallbackServer({ port: redirect?.port ?? 0, path: redirect?.path ?? '/callback', isFragmentRelay: isImplicit });
+  const pasted = options.clientSecretStdin === true ? undefined : readPastedLines(ctx.stdin);
+  try {
+    const redirectUri = redirect?.uri ?? listener.redirectUri;
+    const responseType = isImplicit ? 'token' : 'code';
+    const request = await createAuthorizationRequest(endpoints, { clientId, redirectUri, scope, responseType }, ctx.random);
+    await offerAuthorizationUrl(options, ctx, out, request, endpoints.baseUrl, listener.port, pasted !== undefined);
+    const judge: ResponseJudge = isImplicit
+      ? async (url) => implicit.parseImplicitAuthorizationResponse(endpoints, implicit.implicitParameters(url), request.state)
+      : codeFlowJudge(target.server, { clientId, clientSecret }, request);
+    const deadlineMs = ctx.nowMs() + options.wait * 1000;
+    // A redrawn spinner would garble a URL being pasted on the same terminal: one static line then.
+    const isPasting = pasted !== undefined && ctx.stdin.isTTY === true;
+    const indicator = startWaitIndicator(out, `Waiting for the redirect to ${redirectUri}`, deadlineMs, ctx.nowMs, { isStatic: isPasting });
+    const report = (line: () => void) => indicator.log(line);
+    const onRefused = (reason: string) => report(() => out.warn(`not accepted: ${reason}; still waiting for the redirect`));
+    const responses = waitForAuthorizationResponses({
+      listener,
+      redirectUri,
+      pasted,
+      timeoutMs: options.wait * 1000,
+      signal: ctx.signal,
+      onRefused,
+    });
+    let response: TokenResponse;
+    try {
+      const success = { isSuccess: true, title: 'Signed in', detail: `mmauth received an access token for ${endpoints.baseUrl}.` };
+      const trace = isVerbose(options, ctx.env) ? (url: URL) => report(() => out.debug(`< redirect ${redactUrl(url.href, new SecretScrubber())}`)) : undefined;
+      response = await receiveToken(responses, judge, success, { onRefused, trace });
+    } finally {
+      indicator.stop();
+    }
+    const nowMs = ctx.nowMs();
+    const token = toStoredToken(response, isImplicit ? 'implicit' : 'authorization_code', nowMs, scope);
+    await target.store.update(profileName, (current) => ({
+      ...current,
+      baseUrl: endpoints.baseUrl,
+      clientId,
+      clientSecret: clientSecret ?? current.clientSecret,
+      scope,
+      redirectUri: redirect?.uri,
+      token,
+    }));
+    const headline = `Logged in to ${endpoints.baseUrl} (profile "${profileName}")${isImplicit ? ' with the implicit flow' : ''}`;
+    reportToken(out, token, profileName, nowMs, options.json === true, headline);
+  } finally {
+    pasted?.close();
+    await listener.close();
+  }
+}
+
+/** The code flow's judge: validate the authorization response against `request`, then exchange its code. */
+function codeFlowJudge(server: ServerConfiguration, client: ClientAuthentication, request: AuthorizationRequest): ResponseJudge {
+  return async (url) => {
+    const parameters = await validateAuthorizationResponse(server.endpoints, client.clientId, url.searchParams, request);
+    return exchangeAuthorizationCode(server, client, parameters, request);
+  };
+}
+
+/**
+ * Takes authorization responses until one yields a token: a `state_mismatch` is refused and
+ * waiting goes on; any other failure is shown on the page and thrown; a token is answered with
+ * `success`. The wait's bound covers the waiting only, never an exchange under way.
+ */
+async function receiveToken(
+  responses: AuthorizationResponses,
+  judge: ResponseJudge,
+  success: CallbackPage,
+  listeners: { onRefused(reason: string): void; trace: ((url: URL) => void) | undefined },
+): Promise<TokenResponse> {
+  for (;;) {
+    const incoming = await responses.next();
+    listeners.trace?.(incoming.url);
+    let token: TokenResponse;
+    try {
+      token = await judge(incoming.url);
+    } catch (error) {
+      if (hasErrorCode(error, 'state_mismatch')) {
+        incoming.refuse(error.message);
+        listeners.onRefused(error.message);
+        continue;
+      }
+      const detail = error instanceof Error ? error.message : String(error);
+      incoming.respond({ isSuccess: false, title: 'Sign-in failed', detail });
+      throw error;
+    }
+    incoming.respond(success);
+    return token;
+  }
+}
+
+/** Prints the authorization URL, opens a browser unless --no-browser, and explains paste-back on a terminal. */
+async function offerAuthorizationUrl(
+  options: LoginOptions,
+  ctx: AppContext,
+  out: Output,
+  request: AuthorizationRequest,
+  baseUrl: string,
+  port: number,
+  isPasteBack: boolean,
+): Promise<void> {
+  out.info(`Open this URL in a browser to sign in to ${baseUrl} and allow access:\n\n  ${request.url.href}\n`);
+  if (options.browser) {
+    const outcome = await ctx.browser(isVerbose(options, ctx.env)).open(request.url.href);
+    if (outcome.isOpened) {
+      out.info(`Opened it with ${outcome.via}.`);
+    } else {
+      out.info(`Not opening a browser: ${outcome.reason}. Open the URL yourself, on any machine.`);
+    }
+  }
+  if (isPasteBack && ctx.stdin.isTTY === true) {
+    const forward = isSshSession(ctx.env) ? `\n(Or forward the port first: ssh -L ${port}:127.0.0.1:${port} <this host>.)` : '';
+    out.info(
+      `If the browser runs on another machine, it will end on an address starting with ${request.redirectUri}\n` +
+        `that it cannot load: copy that whole address from its address bar, paste it here and press Enter.${forward}\n`,
+    );
+  }
+}

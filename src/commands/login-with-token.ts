@@ -1,0 +1,51 @@
+import type { AppContext } from '../context.js';
+import { MmauthError } from '../errors.js';
+import { requireTokenInfo } from '../oauth/token-info.js';
+import type { StoredToken } from '../store/profile.js';
+import { reportToken } from '../ui/token-report.js';
+import type { CommonOptions } from './shared/options.js';
+import { resolveTarget } from './shared/target.js';
+
+/** Options of `login --with-token`. */
+export interface LoginWithTokenOptions extends CommonOptions {
+  /** false with --no-verify. */
+  verify: boolean;
+}
+
+/**
+ * `login --with-token`: reads a personal access token (spec §1, §5.2) from stdin (a masked prompt
+ * on a terminal; never argv), asks token info about it (spec §4.3) unless `verify` is false, and
+ * stores it with origin `personal` and the scopes and lifetime token info reported. Throws
+ * `invalid_token_input` (empty, or white space inside), `token_inactive` (nothing stored), network errors.
+ */
+export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const target = await resolveTarget(options, ctx);
+  const { endpoints, profileName } = target;
+  const raw =
+    ctx.stdin.isTTY === true
+      ? await ctx.prompter.secret('Personal access token:', 'standard input: mmauth login --with-token < token.txt')
+      : await ctx.readStdin();
+  const accessToken = raw.trim();
+  if (accessToken === '' || /\s/.test(accessToken)) {
+    const message = accessToken === '' ? 'no token on standard input' : 'the token on standard input spans several words or lines';
+    throw new MmauthError('invalid_token_input', message, { hint: 'pipe exactly one token: mmauth login --with-token < token.txt' });
+  }
+  const nowMs = ctx.nowMs();
+  const obtainedAt = new Date(nowMs).toISOString();
+  let token: StoredToken = { accessToken, tokenType: 'bearer', scope: undefined, grant: 'personal', obtainedAt, expiresAt: undefined };
+  if (options.verify) {
+    const info = await requireTokenInfo(target.server, accessToken);
+    token = {
+      ...token,
+      scope: info.scopes.length === 0 ? undefined : info.scopes.join(' '),
+      expiresAt: info.expiresInSeconds === null ? undefined : new Date(nowMs + info.expiresInSeconds * 1000).toISOString(),
+    };
+  } else {
+    out.warn('stored without checking it (--no-verify): `mmauth info` will tell whether the server accepts it');
+  }
+  await target.store.update(profileName, (current) => ({ ...current, baseUrl: endpoints.baseUrl, token }));
+  const checked = options.verify ? ', checked with token info' : '';
+  const headline = `Stored a personal access token for ${endpoints.baseUrl} (profile "${profileName}")${checked}`;
+  reportToken(out, token, profileName, nowMs, options.json === true, headline);
+}

@@ -1,0 +1,188 @@
+import { isMmauthError, MmauthError, type ErrorCode } from '../../errors.js';
+
+/** Exit codes (README "Exit codes"): 0 ok, 1 other, 2 usage, 3 network, 4 refused, 130 Ctrl-C. */
+export const ExitCode = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  network: 3,
+  auth: 4,
+  interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** OAuth `error` values that mean "not allowed" (RFC 6749 §5.2, RFC 6750 §3.1, RFC 7009 §2.2.1): exit 4. */
+const REFUSALS = new Set(['invalid_client', 'invalid_grant', 'unauthorized_client', 'access_denied', 'invalid_token']);
+
+const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file or --client-secret-stdin';
+
+const OAUTH_HINTS: Record<string, string> = {
+  invalid_client: `check the client id and secret (--client-id / MMAUTH_CLIENT_ID; ${SECRET_SOURCES})`,
+  invalid_grant: 'the authorization code was refused (expired, used, or issued for another redirect URI): run `mmauth login` again',
+  invalid_scope: 'pass --scope with scopes the server knows (space-separated)',
+  unauthorized_client: 'this client may not do that; check --client-id and the client secret',
+  access_denied: 'the request was denied; run `mmauth login` again and allow access',
+};
+
+const STORE_HINT = 'fix or move the file aside; mmauth never resets it by itself';
+
+/** The exit code of each code; the OAuth error codes decide by `oauthError` (oauthExitCode). */
+const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
+  usage: ExitCode.usage,
+  conflicting_options: ExitCode.usage,
+  invalid_base_url: ExitCode.usage,
+  insecure_base_url: ExitCode.usage,
+  no_base_url: ExitCode.usage,
+  no_client_id: ExitCode.usage,
+  invalid_client_secret: ExitCode.usage,
+  unreadable_secret_file: ExitCode.usage,
+  invalid_scope_syntax: ExitCode.usage,
+  invalid_profile_name: ExitCode.usage,
+  invalid_redirect_uri: ExitCode.usage,
+  invalid_token_input: ExitCode.usage,
+  input_too_large: ExitCode.usage,
+  prompt_unavailable: ExitCode.usage,
+  port_in_use: ExitCode.usage,
+  port_not_allowed: ExitCode.usage,
+  connection_failed: ExitCode.network,
+  request_timeout: ExitCode.network,
+  tls_failure: ExitCode.network,
+  callback_timeout: ExitCode.network,
+  not_logged_in: ExitCode.auth,
+  token_expired: ExitCode.auth,
+  token_lifetime_too_short: ExitCode.auth,
+  token_inactive: ExitCode.auth,
+  state_mismatch: ExitCode.auth,
+  revocation_not_confirmed: ExitCode.auth,
+  authorization_error: 'oauth',
+  token_endpoint_error: 'oauth',
+  revocation_error: 'oauth',
+  malformed_response: ExitCode.failure,
+  unexpected_status: ExitCode.failure,
+  response_too_large: ExitCode.failure,
+  store_unreadable: ExitCode.failure,
+  store_malformed: ExitCode.failure,
+  store_write_failed: ExitCode.failure,
+  store_lock_failed: ExitCode.failure,
+  listener_failed: ExitCode.failure,
+  unexpected: ExitCode.failure,
+  interrupted: ExitCode.interrupted,
+};
+
+/** invalid_client and the other refusals exit 4, invalid_scope 2 (bad input), any other code 1. */
+function oauthExitCode(oauthError: string | undefined): ExitCode {
+  if (oauthError !== undefined && REFUSALS.has(oauthError)) return ExitCode.auth;
+  return oauthError === 'invalid_scope' ? ExitCode.usage : ExitCode.failure;
+}
+
+/** The exit code for `error` (README "Exit codes"): the only place that decides one. */
+export function exitCodeOf(error: MmauthError): ExitCode {
+  const exitCode = EXIT_CODES[error.code];
+  return exitCode === 'oauth' ? oauthExitCode(error.oauthError) : exitCode;
+}
+
+/** What the failing run was: the subcommand's name, for hints that depend on it. */
+export interface FailureContext {
+  command: string | undefined;
+}
+
+/** The hint for an error the lower layers raised, by its code and wire facts; undefined for none. */
+function hintByCode(error: MmauthError, context: FailureContext): string | undefined {
+  const { details } = error;
+  switch (error.code) {
+    case 'invalid_base_url':
+      return details.reason === 'not_absolute' ? 'pass --base-url https://host (or set MMAUTH_BASE_URL)' : undefined;
+    case 'insecure_base_url':
+      return details.suggestion === undefined ? undefined : `use ${details.suggestion}`;
+    case 'invalid_profile_name':
+      return 'use letters, digits, ".", "_" or "-", at most 64 characters (--profile / MMAUTH_PROFILE)';
+    case 'port_in_use':
+      return context.command === 'emulator'
+        ? 'pass --port with another port, or --port 0 for a free one'
+        : 'pass --redirect-uri with another port, e.g. http://127.0.0.1:8976/callback';
+    case 'port_not_allowed':
+      return 'pass --redirect-uri with a port above 1023';
+    case 'callback_timeout':
+      return 'the authorization server may have shown an error page instead of redirecting (unknown client, redirect URI not registered, bad scope): check the browser; raise --wait SECONDS if you need more time';
+    case 'request_timeout':
+      return 'the server is slow or unreachable; raise --timeout SECONDS or try again';
+    case 'tls_failure':
+      return 'if the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (PEM)';
+    case 'connection_failed':
+      return 'check --base-url and that the server is running';
+    case 'response_too_large':
+      return 'no OAuth answer is that large: check --base-url';
+    case 'unexpected_status':
+      return statusHint(error.status);
+    case 'store_unreadable':
+    case 'store_malformed':
+    case 'store_write_failed':
+    case 'store_lock_failed':
+      return STORE_HINT;
+    case 'token_inactive':
+      return 'run `mmauth login` (or `mmauth client-credentials`) to get a new token';
+    case 'state_mismatch':
+      return 'this redirect does not belong to the login in progress';
+    case 'revocation_not_confirmed':
+      return 'the server revokes only tokens of the authenticated client: check the client id and secret of this profile';
+    case 'authorization_error':
+    case 'token_endpoint_error':
+      return error.oauthError === undefined ? undefined : OAUTH_HINTS[error.oauthError];
+    case 'revocation_error': {
+      const hint = error.oauthError === undefined ? undefined : OAUTH_HINTS[error.oauthError];
+      return hint ?? (oauthExitCode(error.oauthError) === ExitCode.auth ? 'check the client id and secret' : undefined);
+    }
+    default:
+      return undefined;
+  }
+}
+
+function statusHint(status: number | undefined): string | undefined {
+  if (status === undefined) return undefined;
+  if (status >= 300 && status < 400) return "check --base-url: it must be the server's own address";
+  if (status >= 500) return 'try again later';
+  return status === 404 ? 'check --base-url: the endpoints are under {base}/oauth2/' : undefined;
+}
+
+/** Codes that say nothing about the server: `logout` cannot suggest --local-only for them. */
+const LOCAL_CODES = new Set<ErrorCode>(['interrupted', 'store_unreadable', 'store_malformed', 'store_write_failed', 'store_lock_failed']);
+
+/** The hint to print under `error`: its own (command layer), else the one its code implies. */
+export function hintOf(error: MmauthError, context: FailureContext): string | undefined {
+  let hint = error.hint ?? hintByCode(error, context);
+  if (error.details.viaProxy === 'true') {
+    hint = `${hint ?? ''}; a proxy is set (HTTP_PROXY/HTTPS_PROXY; NO_PROXY exempts hosts): check it too`;
+  }
+  if (context.command === 'logout' && exitCodeOf(error) !== ExitCode.usage && !LOCAL_CODES.has(error.code)) {
+    return `${hint === undefined ? '' : `${hint}; `}or pass --local-only to forget the token without revoking it`;
+  }
+  return hint;
+}
+
+/** A failure as it is reported: the code, the line for people, the hint and the exit code. */
+export interface FailureReport {
+  code: ErrorCode;
+  message: string;
+  hint: string | undefined;
+  exitCode: ExitCode;
+  oauthError: string | undefined;
+  status: number | undefined;
+}
+
+/** Describes any thrown value: an MmauthError as it is, anything else as `unexpected` (exit 1). */
+export function describeFailure(error: unknown, context: FailureContext): FailureReport {
+  const failure = isMmauthError(error)
+      ? error
+      : new MmauthError('unexpected', `unexpected failure: ${error instanceof Error ? error.message : String(error)}`, {
+          cause: error,
+          hint: 'run again with --verbose for details',
+        });
+  return {
+    code: failure.code,
+    message: failure.message,
+    hint: hintOf(failure, context),
+    exitCode: exitCodeOf(failure),
+    oauthError: failure.oauthError,
+    status: failure.status,
+  };
+}

@@ -1,0 +1,88 @@
+import { InvalidArgumentError, Option, type Command, type OptionValues } from '@commander-js/extra-typings';
+
+/** Options every command that talks to the server has. */
+export interface CommonOptions {
+  baseUrl?: string;
+  profile?: string;
+  /** Seconds. */
+  timeout: number;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+/** Options of a command that reads only the local store. */
+export interface LocalOptions {
+  profile?: string;
+  json?: boolean;
+  verbose?: boolean;
+}
+
+/** Options of `token` and `header`: local options plus --min-ttl. */
+export interface TokenOptions extends LocalOptions {
+  /** Seconds the token must still be valid for; 0 accepts any unexpired token. */
+  minTtl: number;
+}
+
+/** Options that can carry the client secret (never as an argv value). */
+export interface SecretOptions {
+  clientSecretFile?: string;
+  clientSecretStdin?: boolean;
+}
+
+/** Options of a command that authenticates as the client: common + client id + secret sources. */
+export interface ClientOptions extends CommonOptions, SecretOptions {
+  clientId?: string;
+}
+
+/** Longest --timeout, --wait or --min-ttl: a year of seconds. */
+const MAX_SECONDS = 86_400 * 365;
+
+/** A commander parser of a whole number of seconds from `min` to a year. */
+export function parseSeconds(min: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > MAX_SECONDS) {
+      throw new InvalidArgumentError(`expected a whole number of seconds ≥ ${min}`);
+    }
+    return Number(value);
+  };
+}
+
+/** Adds --base-url, --profile, --timeout, --json and --verbose. */
+export function withCommonOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
+  return command
+    .option('--base-url <url>', 'service base URL, https unless loopback (env MMAUTH_BASE_URL)')
+    .option('--profile <name>', 'profile to use (env MMAUTH_PROFILE; default "default")')
+    .option('--timeout <seconds>', 'bound on each HTTP request', parseSeconds(1), 30)
+    .option('--json', 'print one JSON document on stdout')
+    .option('--verbose', 'trace every HTTP exchange (secrets redacted) and show stack traces (env MMAUTH_DEBUG=1)');
+}
+
+/** Adds --profile, --json and --verbose: the options of commands that never reach the network. */
+export function withLocalOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
+  return command
+    .option('--profile <name>', 'profile to use (env MMAUTH_PROFILE; default "default")')
+    .option('--json', 'print one JSON document on stdout')
+    .option('--verbose', 'show stack traces on errors (env MMAUTH_DEBUG=1)');
+}
+
+/** Adds the local options and --min-ttl (for `token` and `header`). */
+export function withTokenOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
+  return withLocalOptions(command).option(
+    '--min-ttl <seconds>',
+    'fail unless the token is valid for at least this many more seconds',
+    parseSeconds(0),
+    0,
+  );
+}
+
+/** Adds --client-id, --client-secret-file and --client-secret-stdin (exclusive). No option takes the secret itself. */
+export function withClientOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
+  return command
+    .option('--client-id <id>', 'registered client id (env MMAUTH_CLIENT_ID)')
+    .addOption(
+      new Option('--client-secret-file <path>', 'read the client secret from this file (or set MMAUTH_CLIENT_SECRET)').conflicts(
+        'clientSecretStdin',
+      ),
+    )
+    .option('--client-secret-stdin', 'read the client secret from standard input');
+}

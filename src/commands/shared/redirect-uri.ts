@@ -1,0 +1,30 @@
+import { MmauthError } from '../../errors.js';
+
+/** A fixed loopback redirect URI given with --redirect-uri: where to listen and what to send. */
+export interface LoopbackRedirect {
+  uri: string;
+  port: number;
+  path: string;
+}
+
+/**
+ * Checks a --redirect-uri value: `http://127.0.0.1:PORT/path` or `http://localhost:PORT/path`
+ * with an explicit port, no query or fragment (RFC 8252 §7.3, §8.3). Throws `invalid_redirect_uri`.
+ */
+export function parseLoopbackRedirectUri(value: string): LoopbackRedirect {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new MmauthError('invalid_redirect_uri', `--redirect-uri "${value}" is not an absolute URL`);
+  }
+  if (url.protocol !== 'http:' || (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost')) {
+    const message = `--redirect-uri must be http://127.0.0.1:PORT/path (the listener binds 127.0.0.1 only), got ${value}`;
+    throw new MmauthError('invalid_redirect_uri', message);
+  }
+  if (url.port === '' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    const message = `--redirect-uri needs an explicit port and no query, fragment or credentials, got ${value}`;
+    throw new MmauthError('invalid_redirect_uri', message, { hint: 'e.g. --redirect-uri http://127.0.0.1:8976/callback' });
+  }
+  return { uri: url.href, port: Number(url.port), path: url.pathname };
+}

@@ -1,0 +1,121 @@
+import type { AppContext } from '../../context.js';
+import { MmauthError } from '../../errors.js';
+import { resolveEndpoints } from '../../oauth/endpoints.js';
+import { normalizeScope } from '../../oauth/parse.js';
+import { KNOWN_SCOPES } from '../../oauth/wire.js';
+import { assertProfileName, type Profile } from '../../store/profile.js';
+import type { SecretOptions } from './options.js';
+
+/** Flag > environment > stored profile: the first non-empty value, trimmed. */
+export function pickSetting(flag: string | undefined, fromEnv: string | undefined, stored: string | undefined): string | undefined {
+  for (const value of [flag, fromEnv, stored]) {
+    if (value !== undefined && value.trim() !== '') return value.trim();
+  }
+  return undefined;
+}
+
+/** The selected profile's name: --profile > MMAUTH_PROFILE > `default`. Throws `invalid_profile_name`. */
+export function resolveProfileName(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  return assertProfileName(pickSetting(flag, env.MMAUTH_PROFILE, undefined) ?? 'default');
+}
+
+/** Whether to trace HTTP and show stack traces: --verbose anywhere in argv, or MMAUTH_DEBUG=1. */
+export function isVerbose(options: { verbose?: boolean }, env: NodeJS.ProcessEnv): boolean {
+  return options.verbose === true || env.MMAUTH_DEBUG === '1';
+}
+
+/**
+ * The base URL: flag > MMAUTH_BASE_URL > profile > a prompt on a terminal. Throws `no_base_url`
+ * when there is none and mmauth may not prompt.
+ */
+export async function requireBaseUrl(flag: string | undefined, ctx: AppContext, profile: Profile | undefined): Promise<string> {
+  const baseUrl = pickSetting(flag, ctx.env.MMAUTH_BASE_URL, profile?.baseUrl);
+  if (baseUrl !== undefined) return baseUrl;
+  if (!ctx.prompter.canPrompt) {
+    throw new MmauthError('no_base_url', 'no base URL', { hint: 'pass --base-url https://host or set MMAUTH_BASE_URL' });
+  }
+  return ctx.prompter.text('Service base URL (https://…):', '--base-url URL or MMAUTH_BASE_URL', (value) => {
+    try {
+      resolveEndpoints(value);
+      return true;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  });
+}
+
+/**
+ * The client id: flag > MMAUTH_CLIENT_ID > profile > a prompt on a terminal. Throws `no_client_id`
+ * naming the flag and the variable when it is absent and mmauth may not prompt.
+ */
+export async function requireClientId(flag: string | undefined, ctx: AppContext, profile: Profile | undefined): Promise<string> {
+  const clientId = pickSetting(flag, ctx.env.MMAUTH_CLIENT_ID, profile?.clientId);
+  if (clientId !== undefined) return clientId;
+  if (!ctx.prompter.canPrompt) {
+    throw new MmauthError('no_client_id', 'no client id', { hint: 'pass --client-id ID or set MMAUTH_CLIENT_ID' });
+  }
+  return ctx.prompter.text(
+    'Client id (from the app registration):',
+    '--client-id ID or MMAUTH_CLIENT_ID',
+    (value) => /^[\x21-\x7e]+$/.test(value) || 'a client id is printable ASCII without spaces',
+  );
+}
+
+const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file PATH or --client-secret-stdin';
+
+/**
+ * The client secret: --client-secret-file > --client-secret-stdin > MMAUTH_CLIENT_SECRET > the
+ * stored profile > a masked prompt on a terminal; trailing newlines dropped. Throws
+ * `unreadable_secret_file`, `invalid_client_secret` (empty or several lines) or `prompt_unavailable`.
+ */
+export async function resolveClientSecret(options: SecretOptions, ctx: AppContext, profile: Profile | undefined): Promise<string> {
+  let secret: string;
+  if (options.clientSecretFile !== undefined) {
+    try {
+      secret = await ctx.readTextFile(options.clientSecretFile);
+    } catch (error) {
+      throw new MmauthError('unreadable_secret_file', `cannot read the client secret file ${options.clientSecretFile}`, { cause: error });
+    }
+  } else if (options.clientSecretStdin === true) {
+    secret = await ctx.readStdin();
+  } else {
+    secret =
+      pickSetting(undefined, ctx.env.MMAUTH_CLIENT_SECRET, profile?.clientSecret) ??
+      (await ctx.prompter.secret('Client secret:', SECRET_SOURCES));
+  }
+  secret = secret.replace(/[\r\n]+$/, '');
+  if (secret === '' || /[\r\n]/.test(secret)) {
+    throw new MmauthError('invalid_client_secret', 'the client secret is empty or spans several lines', {
+      hint: `provide it with ${SECRET_SOURCES}`,
+    });
+  }
+  return secret;
+}
+
+/**
+ * The scope to request: flag > profile > a checkbox of the spec's known scopes (§2.5) on a
+ * terminal > `fallback`. Space-separated; commas refused (`invalid_scope_syntax`).
+ */
+export async function chooseScope(flag: string | undefined, profile: Profile | undefined, fallback: string, ctx: AppContext): Promise<string> {
+  if (pickSetting(flag, undefined, profile?.scope) !== undefined || !ctx.prompter.canPrompt) {
+    return resolveScope(flag, profile, fallback);
+  }
+  const fallbackScopes = new Set(fallback.split(' '));
+  const ticked = await ctx.prompter.checkbox(
+    'Scopes to request:',
+    KNOWN_SCOPES.map((value) => ({ value, isChecked: fallbackScopes.has(value) })),
+    '--scope "service userinfo.email"',
+  );
+  return normalizeScope(ticked.join(' '));
+}
+
+/** The scope to request: flag > profile > `fallback` (RFC 6749 §3.3, space-separated; commas refused). */
+export function resolveScope(flag: string | undefined, profile: Profile | undefined, fallback: string): string {
+  const scope = normalizeScope(pickSetting(flag, undefined, profile?.scope) ?? fallback);
+  if (scope.includes(',')) {
+    throw new MmauthError('invalid_scope_syntax', `invalid scope "${scope}": scopes are separated by spaces, not commas`, {
+      hint: 'e.g. --scope "service userinfo.email"',
+    });
+  }
+  return scope;
+}

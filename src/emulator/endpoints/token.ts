@@ -1,0 +1,88 @@
+import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { TokenResponseWire } from '../../oauth/wire.js';
+import { isSameSecret } from '../../util/constant-time.js';
+import { parseRequestedScopes } from '../authorization-request.js';
+import { authenticateClient } from '../client-authentication.js';
+import { redirectUriMatches } from '../redirect-uri.js';
+import { DESCRIPTIONS, sendJson, sendOAuthError } from '../responses.js';
+import { lifetimeS, type AccessTokenRecord, type EmulatorClient, type EmulatorState } from '../state.js';
+import type { EndpointHandler } from './context.js';
+
+function tokenResponse(record: AccessTokenRecord): TokenResponseWire {
+  const body: TokenResponseWire = {
+    access_token: record.token,
+    token_type: 'bearer',
+    scope: record.scopes.join(' '),
+    created_at: Math.floor(record.createdAtMs / 1000),
+  };
+  const expiresIn = lifetimeS(record);
+  if (expiresIn !== undefined) body.expires_in = expiresIn;
+  return body;
+}
+
+function verifyPkce(challenge: { value: string; method: 'S256' | 'plain' }, verifier: string): boolean {
+  const computed = challenge.method === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
+  return isSameSecret(computed, challenge.value);
+}
+
+function missingParameter(res: ServerResponse, name: string): void {
+  sendOAuthError(res, 400, 'invalid_request', { error_description: `${DESCRIPTIONS.invalid_request} Missing required parameter: ${name}.` });
+}
+
+/** The client credentials grant (RFC 6749 §4.4): confidential clients only. */
+function clientCredentialsGrant(res: ServerResponse, form: URLSearchParams, state: EmulatorState, client: EmulatorClient): void {
+  if (client.clientSecret === undefined) {
+    sendOAuthError(res, 401, 'invalid_client');
+    return;
+  }
+  const scopes = parseRequestedScopes(form.get('scope'));
+  if (scopes === undefined) {
+    sendOAuthError(res, 400, 'invalid_scope');
+    return;
+  }
+  sendJson(res, 200, tokenResponse(state.issueToken({ client, ownerId: null, scopes, grant: 'client_credentials' })));
+}
+
+/** The authorization code grant (RFC 6749 §4.1.3, RFC 7636 §4.6): code, redirect URI and verifier checked. */
+function authorizationCodeGrant(res: ServerResponse, form: URLSearchParams, state: EmulatorState, client: EmulatorClient): void {
+  const codeValue = form.get('code');
+  const redirectUri = form.get('redirect_uri');
+  if (codeValue === null || codeValue === '') return missingParameter(res, 'code');
+  if (redirectUri === null || redirectUri === '') return missingParameter(res, 'redirect_uri');
+  const code = state.findCode(codeValue);
+  if (code === undefined || code.client !== client || !redirectUriMatches(code.redirectUri, redirectUri)) {
+    sendOAuthError(res, 400, 'invalid_grant');
+    return;
+  }
+  if (code.challenge !== undefined) {
+    const verifier = form.get('code_verifier');
+    if (verifier === null || verifier === '') return missingParameter(res, 'code_verifier');
+    if (!verifyPkce(code.challenge, verifier)) {
+      sendOAuthError(res, 400, 'invalid_grant');
+      return;
+    }
+  }
+  state.consumeCode(code.code);
+  sendJson(res, 200, tokenResponse(state.issueToken({ client, ownerId: code.ownerId, scopes: code.scopes, grant: 'authorization_code' })));
+}
+
+/** `POST /oauth2/token` (RFC 6749 §4.1.3, §4.4.2; spec §4.2), with Doorkeeper's errors (server-behaviour.md token 4). */
+export const tokenEndpoint: EndpointHandler = ({ req, res, form }, { state }) => {
+  const grantType = form.get('grant_type');
+  if (grantType === null || grantType === '') return missingParameter(res, 'grant_type');
+  if (grantType !== 'authorization_code' && grantType !== 'client_credentials') {
+    sendOAuthError(res, 400, 'unsupported_grant_type');
+    return;
+  }
+  const { client, isAuthenticated } = authenticateClient(req, form, state);
+  if (client === undefined || !isAuthenticated) {
+    sendOAuthError(res, 401, 'invalid_client');
+    return;
+  }
+  if (grantType === 'client_credentials') {
+    clientCredentialsGrant(res, form, state, client);
+  } else {
+    authorizationCodeGrant(res, form, state, client);
+  }
+};

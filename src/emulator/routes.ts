@@ -1,0 +1,82 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readCappedBody } from '../util/read-capped-body.js';
+import { authorizeGet, authorizePost, signIn } from './endpoints/authorize.js';
+import type { EmulatorFlavor, EndpointContext, EndpointHandler } from './endpoints/context.js';
+import { revokeEndpoint } from './endpoints/revoke.js';
+import { tokenInfoEndpoint } from './endpoints/token-info.js';
+import { tokenEndpoint } from './endpoints/token.js';
+import { sendNotFound } from './responses.js';
+import type { EmulatorState } from './state.js';
+
+export type { EmulatorFlavor } from './endpoints/context.js';
+
+/** A request as the emulator received it, for tests that check what a client sent. */
+export interface ObservedRequest {
+  method: string;
+  /** Path and query as sent. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** The raw body (form bodies of token and revoke requests). */
+  body: string;
+}
+
+/** What the request handler needs. */
+export interface HandlerOptions {
+  state: EmulatorState;
+  autoApprove: boolean;
+  flavor: EmulatorFlavor;
+  onRequest: ((request: ObservedRequest) => void) | undefined;
+}
+
+/** The route table: `METHOD path` → endpoint (spec §4, plus the sign-in form). */
+const ROUTES: Readonly<Record<string, EndpointHandler>> = {
+  'GET /oauth2/authorize': authorizeGet,
+  'POST /oauth2/authorize': authorizePost,
+  'POST /oauth2/sign_in': signIn,
+  'POST /oauth2/token': tokenEndpoint,
+  'GET /oauth2/token/info': tokenInfoEndpoint,
+  'POST /oauth2/revoke': revokeEndpoint,
+};
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * Creates the emulator's request handler: reads a POST body (64 KiB at most, else 413), routes by
+ * method and path (404 otherwise, as Doorkeeper), and answers 400 to a request it cannot parse or
+ * an endpoint that throws: one bad request never stops the emulator.
+ */
+export function createRequestHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const context: EndpointContext = { state: options.state, autoApprove: options.autoApprove, flavor: options.flavor };
+  const badRequest = (res: ServerResponse) => {
+    if (!res.headersSent) res.writeHead(400).end();
+  };
+  return (req, res) => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://emulator.invalid');
+    } catch {
+      badRequest(res);
+      return;
+    }
+    const method = req.method ?? 'GET';
+    const body = method === 'POST' ? readCappedBody(req, MAX_BODY_BYTES) : Promise.resolve(new Uint8Array());
+    void body.then(
+      (bytes) => {
+        const text = bytes === undefined ? '' : Buffer.from(bytes).toString('utf8');
+        options.onRequest?.({ method, url: req.url ?? '/', headers: req.headers, body: text });
+        if (bytes === undefined) {
+          res.writeHead(413, { 'content-type': 'text/plain' }).end('request body too large');
+          return;
+        }
+        const handler = ROUTES[`${method} ${url.pathname}`];
+        if (handler === undefined) return sendNotFound(res);
+        try {
+          handler({ req, res, url, form: new URLSearchParams(text) }, context);
+        } catch {
+          badRequest(res);
+        }
+      },
+      () => badRequest(res),
+    );
+  };
+}

@@ -1,0 +1,47 @@
+import { MmauthError } from '../errors.js';
+
+/** undici's own timeouts (connect, headers, body), reported like the overall AbortSignal timeout. */
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+const TLS_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'EPROTO',
+]);
+
+/**
+ * Turns whatever a transport threw for the request `label` into an MmauthError:
+ * `request_timeout` (no complete answer within `timeoutMs`), `tls_failure`, or `connection_failed`
+ * (refused, reset, host not found, …). `details.viaProxy` is "true" when a proxy carried it.
+ */
+export function describeNetworkFailure(label: string, error: unknown, timeoutMs: number, isViaProxy = false): MmauthError {
+  const details = isViaProxy ? { viaProxy: 'true' } : {};
+  if (error instanceof MmauthError) {
+    return error;
+  }
+  const name = error instanceof Error ? error.name : '';
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : '';
+  const causeMessage = cause instanceof Error ? cause.message : String(cause);
+  if (name === 'TimeoutError' || name === 'AbortError' || TIMEOUT_CODES.has(code)) {
+    return new MmauthError('request_timeout', `${label}: no complete answer within ${timeoutMs / 1000} s`, { cause: error, details });
+  }
+  if (TLS_CODES.has(code) || /certificate|TLS|SSL/i.test(cause instanceof Error ? cause.message : '')) {
+    return new MmauthError('tls_failure', `${label}: TLS failure (${code || (cause instanceof Error ? cause.message : 'unknown')})`, {
+      cause: error,
+      details,
+    });
+  }
+  const known: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ECONNRESET: 'connection reset',
+    UND_ERR_SOCKET: 'connection reset',
+    ENOTFOUND: 'host not found',
+  };
+  return new MmauthError('connection_failed', `${label}: ${known[code] ?? (code || causeMessage)}`, { cause: error, details });
+}

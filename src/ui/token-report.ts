@@ -1,0 +1,33 @@
+import type { StoredToken } from '../store/profile.js';
+import { secondsLeft } from '../store/token-state.js';
+import { describeLifetime, formatInstant, maskToken } from './format.js';
+import type { Output } from './output.js';
+
+/**
+ * The JSON document login and client-credentials print (README "JSON output"): access_token,
+ * token_type, scope, expires_in (s left at `nowMs`), expires_at, grant, profile.
+ */
+export function tokenJson(token: StoredToken, profileName: string, nowMs: number): Record<string, unknown> {
+  const expiresInSeconds = secondsLeft(token, nowMs);
+  return {
+    access_token: token.accessToken,
+    token_type: token.tokenType,
+    scope: token.scope ?? null,
+    expires_in: expiresInSeconds ?? null,
+    expires_at: token.expiresAt === undefined ? null : formatInstant(Date.parse(token.expiresAt)),
+    grant: token.grant,
+    profile: profileName,
+  };
+}
+
+/**
+ * Prints a newly obtained token: tokenJson on stdout with `isJson`, and for people on stderr the
+ * `headline`, scope, lifetime (human and absolute) and the masked token.
+ */
+export function reportToken(out: Output, token: StoredToken, profileName: string, nowMs: number, isJson: boolean, headline: string): void {
+  if (isJson) out.json(tokenJson(token, profileName, nowMs));
+  out.success(headline);
+  out.field('scope', token.scope ?? '(none)');
+  out.field('expires', describeLifetime(secondsLeft(token, nowMs), nowMs));
+  out.field('token', maskToken(token.accessToken));
+}
