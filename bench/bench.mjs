@@ -48,7 +48,11 @@ if (!existsSync(join(root, 'dist', 'mmauth.cjs'))) {
 }
 
 /** The environment every measured command gets. */
-const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'NODE_EXTRA_CA_CERTS' && !key.startsWith('MMAUTH_') && key !== 'CI'));
+const baseEnv = Object.fromEntries(
+  Object.entries(process.env).filter(
+    ([key]) => key !== 'NODE_EXTRA_CA_CERTS' && !key.startsWith('MMAUTH_') && key !== 'CI',
+  ),
+);
 const work = mkdtempSync(join(tmpdir(), 'mmauth-bench-'));
 const log = (line) => process.stderr.write(`${line}\n`);
 
@@ -63,7 +67,10 @@ const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** di
 /** Starts `mmauth emulator` as its own process; resolves with its JSON line and a stop function. */
 function startEmulator() {
   return new Promise((resolveStart, reject) => {
-    const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0', '--json', '--auto-approve'], { env: baseEnv, stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [BIN, 'emulator', '--port', '0', '--json', '--auto-approve'], {
+      env: baseEnv,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     let text = '';
     const timer = setTimeout(() => reject(new Error('the emulator did not start within 10 s')), 10_000);
     child.stdout.on('data', (chunk) => {
@@ -88,7 +95,13 @@ function measure(commands, order) {
     child.once('error', reject);
     child.once('exit', (code) => {
       if (code !== 0) reject(new Error(`bench/measure.py exited with ${code}`));
-      else resolveRuns(text.trim().split('\n').map((line) => JSON.parse(line)));
+      else
+        resolveRuns(
+          text
+            .trim()
+            .split('\n')
+            .map((line) => JSON.parse(line)),
+        );
     });
     child.stdin.end(JSON.stringify({ commands, order }));
   });
@@ -133,7 +146,12 @@ async function comparePair(name, a, b) {
 /** autocannon against the emulator's token endpoint: client-credentials requests, as issue 6 sets them. */
 async function loadEmulator(emulator) {
   const { default: autocannon } = await import('autocannon');
-  const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: emulator.client_id, client_secret: emulator.client_secret, scope: 'service' }).toString();
+  const body = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: emulator.client_id,
+    client_secret: emulator.client_secret,
+    scope: 'service',
+  }).toString();
   const run = (durationS) =>
     autocannon({
       url: `${emulator.base_url}/oauth2/token`,
@@ -175,23 +193,41 @@ function measureInstall() {
   const target = join(work, 'install');
   mkdirSync(target);
   for (const file of ['package.json', 'package-lock.json']) cpSync(join(root, file), join(target, file));
-  execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: target, env: baseEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: target,
+    env: baseEnv,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const dependencyBytes = treeBytes(join(target, 'node_modules'));
   for (const part of ['bin', 'dist']) cpSync(join(root, part), join(target, part), { recursive: true });
-  const packageBytes = treeBytes(join(target, 'bin')) + treeBytes(join(target, 'dist')) + treeBytes(join(target, 'package.json'));
+  const packageBytes =
+    treeBytes(join(target, 'bin')) + treeBytes(join(target, 'dist')) + treeBytes(join(target, 'package.json'));
   const config = join(work, 'install-config');
   const env = { ...baseEnv, MMAUTH_CONFIG_DIR: config, MMAUTH_BASE_URL: 'http://127.0.0.1:9' };
   const installed = join(target, 'bin', 'mmauth.cjs');
-  execFileSync(process.execPath, [installed, 'login', '--with-token', '--no-verify'], { env, input: 'install-check-token\n', stdio: ['pipe', 'ignore', 'ignore'] });
+  execFileSync(process.execPath, [installed, 'login', '--with-token', '--no-verify'], {
+    env,
+    input: 'install-check-token\n',
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
   const token = execFileSync(process.execPath, [installed, 'token'], { env, encoding: 'utf8' }).trim();
-  if (token !== 'install-check-token') throw new Error('the production install did not run: `mmauth token` printed something else');
+  if (token !== 'install-check-token')
+    throw new Error('the production install did not run: `mmauth token` printed something else');
   const totalBytes = dependencyBytes + packageBytes;
-  return { dependencyBytes, packageBytes, totalBytes, totalMB: round(totalBytes / 1e6, 2), runsWithoutDevDependencies: true };
+  return {
+    dependencyBytes,
+    packageBytes,
+    totalBytes,
+    totalMB: round(totalBytes / 1e6, 2),
+    runsWithoutDevDependencies: true,
+  };
 }
 
 function whichVersion(command, args) {
   try {
-    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0].trim();
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+      .split('\n')[0]
+      .trim();
   } catch {
     return undefined;
   }
@@ -204,7 +240,13 @@ async function main() {
   try {
     // A config holding a token from the emulator, for `token` and `info`.
     const configDir = join(work, 'config');
-    const serverEnv = { ...baseEnv, MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: emulator.base_url, MMAUTH_CLIENT_ID: emulator.client_id, MMAUTH_CLIENT_SECRET: emulator.client_secret };
+    const serverEnv = {
+      ...baseEnv,
+      MMAUTH_CONFIG_DIR: configDir,
+      MMAUTH_BASE_URL: emulator.base_url,
+      MMAUTH_CLIENT_ID: emulator.client_id,
+      MMAUTH_CLIENT_SECRET: emulator.client_secret,
+    };
     execFileSync(process.execPath, [BIN, 'client-credentials'], { env: serverEnv, stdio: 'ignore' });
     const mmauth = (label, args) => ({ label, argv: [BIN, ...args], env: serverEnv });
 
@@ -219,20 +261,44 @@ async function main() {
     if (ghVersion !== undefined) {
       const ghConfig = join(work, 'gh');
       mkdirSync(ghConfig);
-      writeFileSync(join(ghConfig, 'hosts.yml'), 'github.com:\n    oauth_token: gho_benchBenchBenchBenchBenchBenchBench00\n    user: bench\n    git_protocol: https\n');
-      gh = { label: 'gh auth token', argv: ['gh', 'auth', 'token'], env: { ...baseEnv, GH_CONFIG_DIR: ghConfig, GH_NO_UPDATE_NOTIFIER: '1', GH_PROMPT_DISABLED: '1' } };
+      writeFileSync(
+        join(ghConfig, 'hosts.yml'),
+        'github.com:\n    oauth_token: gho_benchBenchBenchBenchBenchBenchBench00\n    user: bench\n    git_protocol: https\n',
+      );
+      gh = {
+        label: 'gh auth token',
+        argv: ['gh', 'auth', 'token'],
+        env: { ...baseEnv, GH_CONFIG_DIR: ghConfig, GH_NO_UPDATE_NOTIFIER: '1', GH_PROMPT_DISABLED: '1' },
+      };
       results.push(await comparePair('tokenVsGh', mmauth('mmauth token', ['token']), gh));
     } else {
       log('  tokenVsGh: skipped, gh is not installed (Debian: apt-get install gh)');
     }
 
     const curlVersion = whichVersion('curl', ['--version']);
-    const clientCredentials = mmauth('mmauth client-credentials --no-save --json', ['client-credentials', '--no-save', '--json']);
+    const clientCredentials = mmauth('mmauth client-credentials --no-save --json', [
+      'client-credentials',
+      '--no-save',
+      '--json',
+    ]);
     if (curlVersion !== undefined) {
       // The same POST by curl; the form (with the secret) from a file, as mmauth keeps it out of argv too.
       const form = join(work, 'form');
-      writeFileSync(form, new URLSearchParams({ grant_type: 'client_credentials', client_id: emulator.client_id, client_secret: emulator.client_secret, scope: 'service' }).toString(), { mode: 0o600 });
-      const curl = { label: 'curl (same POST)', argv: ['curl', '-sS', '--fail-with-body', '--data', `@${form}`, `${emulator.base_url}/oauth2/token`], env: baseEnv };
+      writeFileSync(
+        form,
+        new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: emulator.client_id,
+          client_secret: emulator.client_secret,
+          scope: 'service',
+        }).toString(),
+        { mode: 0o600 },
+      );
+      const curl = {
+        label: 'curl (same POST)',
+        argv: ['curl', '-sS', '--fail-with-body', '--data', `@${form}`, `${emulator.base_url}/oauth2/token`],
+        env: baseEnv,
+      };
       results.push(await comparePair('clientCredentialsVsCurl', clientCredentials, curl));
     } else {
       log('  clientCredentialsVsCurl: skipped, curl is not installed');
@@ -251,18 +317,49 @@ async function main() {
 
     const byName = Object.fromEntries(results.map((result) => [result.name, result]));
     const verdicts = [
-      { target: '`mmauth --help` / `node -e 0` ≤ 1.5', figure: byName.help?.medianRatio, isMet: byName.help?.medianRatio <= TARGETS.help.ratio },
-      { target: '`mmauth token` / `gh auth token` ≤ 1.0', figure: byName.tokenVsGh?.medianRatio ?? 'gh not installed', isMet: byName.tokenVsGh === undefined ? null : byName.tokenVsGh.medianRatio <= TARGETS.tokenVsGh.ratio },
-      { target: '`mmauth token` peak RSS ≤ 50 MiB', figure: byName.tokenVsNode.aPeakRssMiB, isMet: byName.tokenVsNode.aPeakRssMiB <= TARGETS.tokenRss.peakRssMiB },
-      { target: '`mmauth client-credentials` / `node -e 0` ≤ 3.0', figure: byName.clientCredentialsVsNode.medianRatio, isMet: byName.clientCredentialsVsNode.medianRatio <= TARGETS.clientCredentialsVsNode.ratio },
-      { target: 'emulator ≥ 5,000 requests/s, p99 ≤ 20 ms', figure: `${load.requestsPerSecond} req/s, p99 ${load.p99Ms} ms`, isMet: load.requestsPerSecond >= TARGETS.emulator.requestsPerSecond && load.p99Ms <= TARGETS.emulator.p99Ms && load.non2xx === 0 && load.errors === 0 },
-      { target: 'production install ≤ 15 MB', figure: `${install.totalMB} MB`, isMet: install.totalMB <= TARGETS.installMB },
+      {
+        target: '`mmauth --help` / `node -e 0` ≤ 1.5',
+        figure: byName.help?.medianRatio,
+        isMet: byName.help?.medianRatio <= TARGETS.help.ratio,
+      },
+      {
+        target: '`mmauth token` / `gh auth token` ≤ 1.0',
+        figure: byName.tokenVsGh?.medianRatio ?? 'gh not installed',
+        isMet: byName.tokenVsGh === undefined ? null : byName.tokenVsGh.medianRatio <= TARGETS.tokenVsGh.ratio,
+      },
+      {
+        target: '`mmauth token` peak RSS ≤ 50 MiB',
+        figure: byName.tokenVsNode.aPeakRssMiB,
+        isMet: byName.tokenVsNode.aPeakRssMiB <= TARGETS.tokenRss.peakRssMiB,
+      },
+      {
+        target: '`mmauth client-credentials` / `node -e 0` ≤ 3.0',
+        figure: byName.clientCredentialsVsNode.medianRatio,
+        isMet: byName.clientCredentialsVsNode.medianRatio <= TARGETS.clientCredentialsVsNode.ratio,
+      },
+      {
+        target: 'emulator ≥ 5,000 requests/s, p99 ≤ 20 ms',
+        figure: `${load.requestsPerSecond} req/s, p99 ${load.p99Ms} ms`,
+        isMet:
+          load.requestsPerSecond >= TARGETS.emulator.requestsPerSecond &&
+          load.p99Ms <= TARGETS.emulator.p99Ms &&
+          load.non2xx === 0 &&
+          load.errors === 0,
+      },
+      {
+        target: 'production install ≤ 15 MB',
+        figure: `${install.totalMB} MB`,
+        isMet: install.totalMB <= TARGETS.installMB,
+      },
     ];
 
     const lines = [
       '| comparison (A vs B) | A median ms | B median ms | median A/B | A peak RSS MiB | B peak RSS MiB |',
       '| --- | ---: | ---: | ---: | ---: | ---: |',
-      ...results.map((r) => `| ${r.a} vs ${r.b} | ${r.aMedianMs} | ${r.bMedianMs} | ${r.medianRatio} | ${r.aPeakRssMiB} | ${r.bPeakRssMiB} |`),
+      ...results.map(
+        (r) =>
+          `| ${r.a} vs ${r.b} | ${r.aMedianMs} | ${r.bMedianMs} | ${r.medianRatio} | ${r.aPeakRssMiB} | ${r.bPeakRssMiB} |`,
+      ),
       '',
       `emulator under autocannon: ${load.requestsPerSecond} requests/s, p50 ${load.p50Ms} ms, p99 ${load.p99Ms} ms, ${load.requests} requests, ${load.non2xx} non-2xx, ${load.errors} errors`,
       `production install: ${install.totalMB} MB (dependencies ${round(install.dependencyBytes / 1e6, 2)} MB + bin and dist ${round(install.packageBytes / 1e6, 2)} MB)`,

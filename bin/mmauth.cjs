@@ -18,10 +18,13 @@ try {
 } catch {
   cachedData = undefined;
 }
-const script = new Script(`(function (exports, require, module, __filename, __dirname) {${readFileSync(file, 'utf8')}\n})`, {
-  filename: file,
-  cachedData,
-});
+const script = new Script(
+  `(function (exports, require, module, __filename, __dirname) {${readFileSync(file, 'utf8')}\n})`,
+  {
+    filename: file,
+    cachedData,
+  },
+);
 if (process.env.MMAUTH_BUILD_CODE_CACHE === '1') {
   // Set only by the build, which runs typical commands and keeps what V8 compiled for them.
   process.once('exit', () => {

@@ -39,7 +39,9 @@ const PACKAGES = {
 };
 
 rmSync(dist, { recursive: true, force: true });
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')], { stdio: 'inherit' });
+execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')], {
+  stdio: 'inherit',
+});
 
 /**
  * Resolves each import in PACKAGES (and each dynamic import of a `node:` module) to a small
@@ -58,7 +60,10 @@ const lazyRequires = {
     });
     build.onLoad({ filter: /.*/, namespace: 'lazy-require' }, (args) => {
       const spec = PACKAGES[args.path] ?? { from: args.path };
-      const contents = spec.isDefaultOnly === true ? `module.exports = require(${JSON.stringify(spec.from)}).default;` : `module.exports = require(${JSON.stringify(spec.from)});`;
+      const contents =
+        spec.isDefaultOnly === true
+          ? `module.exports = require(${JSON.stringify(spec.from)}).default;`
+          : `module.exports = require(${JSON.stringify(spec.from)});`;
       return { contents, loader: 'js', resolveDir: root };
     });
     build.onResolve({ filter: /.*/, namespace: 'lazy-require' }, (args) => ({ path: args.path, external: true }));
@@ -70,7 +75,9 @@ const lazyChildProcessInCommander = {
   name: 'lazy-child-process-in-commander',
   setup(build) {
     build.onResolve({ filter: /^node:child_process$/ }, (args) =>
-      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer) ? { path: 'child_process', namespace: 'lazy-child-process' } : undefined,
+      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer)
+        ? { path: 'child_process', namespace: 'lazy-child-process' }
+        : undefined,
     );
     build.onLoad({ filter: /.*/, namespace: 'lazy-child-process' }, () => ({
       contents: "module.exports = { spawn: (...args) => require('node:child_process').spawn(...args) };",
@@ -79,7 +86,14 @@ const lazyChildProcessInCommander = {
   },
 };
 
-const common = { bundle: true, platform: 'node', target: 'node20.19', format: 'cjs', logLevel: 'warning', absWorkingDir: root };
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20.19',
+  format: 'cjs',
+  logLevel: 'warning',
+  absWorkingDir: root,
+};
 
 const cli = await esbuild.build({
   ...common,
@@ -95,10 +109,23 @@ await Promise.all([
     .map((spec) => {
       const outfile = join(dist, 'vendor', `${spec.vendor}.cjs`);
       // open finds its xdg-open script beside its own file, through import.meta.url.
-      const importMeta = { define: { 'import.meta.url': 'importMetaUrl' }, banner: { js: 'const importMetaUrl = require("node:url").pathToFileURL(__filename).href;' } };
-      return esbuild.build({ ...common, ...(spec.vendor === 'open' ? importMeta : {}), entryPoints: [spec.vendor], outfile });
+      const importMeta = {
+        define: { 'import.meta.url': 'importMetaUrl' },
+        banner: { js: 'const importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+      };
+      return esbuild.build({
+        ...common,
+        ...(spec.vendor === 'open' ? importMeta : {}),
+        entryPoints: [spec.vendor],
+        outfile,
+      });
     }),
-  esbuild.build({ ...common, entryPoints: [join(root, 'src/emulator/emulator.ts')], outfile: join(dist, 'emulator.cjs'), sourcemap: 'linked' }),
+  esbuild.build({
+    ...common,
+    entryPoints: [join(root, 'src/emulator/emulator.ts')],
+    outfile: join(dist, 'emulator.cjs'),
+    sourcemap: 'linked',
+  }),
 ]);
 copyFileSync(join(root, 'node_modules/open/xdg-open'), join(dist, 'vendor/xdg-open'));
 
@@ -114,8 +141,18 @@ if (isVerbose) {
 // Warm the code cache on the start-up paths: help, then the read-only token commands.
 const home = mkdtempSync(join(tmpdir(), 'mmauth-build-'));
 try {
-  const env = { ...process.env, MMAUTH_BUILD_CODE_CACHE: '1', MMAUTH_CONFIG_DIR: home, MMAUTH_BASE_URL: 'http://127.0.0.1:9' };
-  const run = (args, input) => execFileSync(process.execPath, [join(root, 'bin/mmauth.cjs'), ...args], { env, input, stdio: ['pipe', 'ignore', 'ignore'] });
+  const env = {
+    ...process.env,
+    MMAUTH_BUILD_CODE_CACHE: '1',
+    MMAUTH_CONFIG_DIR: home,
+    MMAUTH_BASE_URL: 'http://127.0.0.1:9',
+  };
+  const run = (args, input) =>
+    execFileSync(process.execPath, [join(root, 'bin/mmauth.cjs'), ...args], {
+      env,
+      input,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
   const runAllowingFailure = (args) => {
     try {
       run(args);
@@ -130,5 +167,7 @@ try {
   rmSync(home, { recursive: true, force: true });
 }
 if (isVerbose) {
-  console.log(`code cache: ${readFileSync(join(dist, 'mmauth.cjs.cache')).byteLength} bytes for ${pathToFileURL(join(dist, 'mmauth.cjs')).href}`);
+  console.log(
+    `code cache: ${readFileSync(join(dist, 'mmauth.cjs.cache')).byteLength} bytes for ${pathToFileURL(join(dist, 'mmauth.cjs')).href}`,
+  );
 }

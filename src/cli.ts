@@ -7,7 +7,12 @@ import { isVerbose } from './commands/shared/settings.js';
 import { buildProgram } from './program.js';
 
 /** Prints `error` for people on stderr and returns the exit code (README "Exit codes"). */
-async function report(error: unknown, ctx: AppContext, context: FailureContext, isVerboseRun: boolean): Promise<number> {
+async function report(
+  error: unknown,
+  ctx: AppContext,
+  context: FailureContext,
+  isVerboseRun: boolean,
+): Promise<number> {
   if (error instanceof CommanderError) {
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.ok;
     const conflict = error.code === 'commander.conflictingOption' ? conflictMessage(error.message) : undefined;

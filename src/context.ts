@@ -80,7 +80,8 @@ export function createContext(proc: ProcessLike, signal: AbortSignal): AppContex
     output: () => (output ??= createOutput({ stdout, stderr }, proc.env)),
     prompter: createPrompter(proc),
     openStore: () => (store ??= openProfileStore({ configDir: proc.env.MMAUTH_CONFIG_DIR || undefined })),
-    http: (timeoutMs, trace) => createHttpClient({ timeoutMs, interrupt: signal, env: proc.env, ...(trace === undefined ? {} : { trace }) }),
+    http: (timeoutMs, trace) =>
+      createHttpClient({ timeoutMs, interrupt: signal, env: proc.env, ...(trace === undefined ? {} : { trace }) }),
     browser: (isVerbose) => createBrowserLauncher(proc.env, proc.platform, isVerbose),
     readTextFile: async (path) => (await import('node:fs/promises')).readFile(path, 'utf8'),
     readStdin: () => readStdinText(proc.stdin as AsyncIterable<Uint8Array | string>),

@@ -18,7 +18,7 @@ import { conflictMessage } from './commands/shared/conflicts.js';
  */
 export function buildProgram(ctx: AppContext, version: string): Command {
   const program = new Command('mmauth')
-    .description('Obtain, inspect and revoke OAuth 2.0 tokens for the mind-mapping service\'s HTTP API.')
+    .description("Obtain, inspect and revoke OAuth 2.0 tokens for the mind-mapping service's HTTP API.")
     .version(version, '-V, --version')
     .exitOverride()
     .showSuggestionAfterError()
@@ -35,7 +35,9 @@ export function buildProgram(ctx: AppContext, version: string): Command {
       getOutHasColors: () => false,
       getErrHasColors: () => false,
     })
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ mmauth emulator                                   # a local copy of the service's OAuth interface
   $ mmauth login --base-url http://127.0.0.1:4010 --client-id mmauth-demo
@@ -43,7 +45,8 @@ Examples:
   $ mmauth client-credentials --no-save --json
   $ mmauth revoke
 
-Exit codes: 0 ok, 1 error, 2 usage, 3 network/timeout, 4 authentication/authorization, 130 interrupted.`);
+Exit codes: 0 ok, 1 error, 2 usage, 3 network/timeout, 4 authentication/authorization, 130 interrupted.`,
+    );
   registerLogin(program, ctx);
   registerClientCredentials(program, ctx);
   registerInfo(program, ctx);

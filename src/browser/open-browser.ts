@@ -59,7 +59,8 @@ export function isSshSession(env: NodeJS.ProcessEnv): boolean {
 export function reasonNotToOpen(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): string | undefined {
   if (isCi(env)) return 'CI is set';
   if (isSshSession(env)) return 'this is an SSH session';
-  if (platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY) return 'there is no display (DISPLAY/WAYLAND_DISPLAY unset)';
+  if (platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY)
+    return 'there is no display (DISPLAY/WAYLAND_DISPLAY unset)';
   return undefined;
 }
 
@@ -68,7 +69,11 @@ export function reasonNotToOpen(env: NodeJS.ProcessEnv, platform: NodeJS.Platfor
  * its last argument; otherwise, unless reasonNotToOpen says so, the `open` package (loaded on use).
  * `isVerbose` lets the browser command's stderr through.
  */
-export function createBrowserLauncher(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, isVerbose: boolean): BrowserLauncher {
+export function createBrowserLauncher(
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform,
+  isVerbose: boolean,
+): BrowserLauncher {
   return {
     async open(url) {
       const browser = env.BROWSER?.trim();
@@ -80,8 +85,13 @@ export function createBrowserLauncher(env: NodeJS.ProcessEnv, platform: NodeJS.P
         // Loaded here: node:child_process costs about 3 ms, which only login needs.
         const { spawn } = await import('node:child_process');
         return new Promise<BrowserOutcome>((resolve) => {
-          const child = spawn(command, [...args, url], { stdio: ['ignore', 'ignore', isVerbose ? 'inherit' : 'ignore'], detached: platform !== 'win32' });
-          child.once('error', (error) => resolve({ isOpened: false, reason: `BROWSER command failed to start: ${error.message}` }));
+          const child = spawn(command, [...args, url], {
+            stdio: ['ignore', 'ignore', isVerbose ? 'inherit' : 'ignore'],
+            detached: platform !== 'win32',
+          });
+          child.once('error', (error) =>
+            resolve({ isOpened: false, reason: `BROWSER command failed to start: ${error.message}` }),
+          );
           child.once('spawn', () => {
             child.unref();
             resolve({ isOpened: true, via: `BROWSER (${command})` });
@@ -99,7 +109,10 @@ export function createBrowserLauncher(env: NodeJS.ProcessEnv, platform: NodeJS.P
         child.unref();
         return { isOpened: true, via: 'the system browser' };
       } catch (error) {
-        return { isOpened: false, reason: `could not open a browser: ${error instanceof Error ? error.message : String(error)}` };
+        return {
+          isOpened: false,
+          reason: `could not open a browser: ${error instanceof Error ? error.message : String(error)}`,
+        };
       }
     },
   };

@@ -48,8 +48,22 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
   const nowMs = ctx.nowMs();
   const token = toStoredToken(response, 'client_credentials', nowMs, scope);
   if (options.save) {
-    await target.store.update(profileName, (current) => ({ ...current, baseUrl: endpoints.baseUrl, clientId, clientSecret, scope, token }));
+    await target.store.update(profileName, (current) => ({
+      ...current,
+      baseUrl: endpoints.baseUrl,
+      clientId,
+      clientSecret,
+      scope,
+      token,
+    }));
   }
   const where = options.save ? ` (stored in profile "${profileName}")` : ' (not stored)';
-  reportToken(out, token, profileName, nowMs, options.json === true, `Got a client credentials token from ${endpoints.baseUrl}${where}`);
+  reportToken(
+    out,
+    token,
+    profileName,
+    nowMs,
+    options.json === true,
+    `Got a client credentials token from ${endpoints.baseUrl}${where}`,
+  );
 }

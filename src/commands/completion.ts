@@ -31,11 +31,14 @@ export function registerCompletion(program: Command, ctx: AppContext): void {
     .command('completion')
     .description('print a shell completion script for bash, zsh or fish')
     .addArgument(new Argument('<shell>', 'the shell to complete in').choices(SHELLS))
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ source <(mmauth completion bash)                       # add to ~/.bashrc
   $ mmauth completion zsh > "\${fpath[1]}/_mmauth"            # then restart zsh
-  $ mmauth completion fish > ~/.config/fish/completions/mmauth.fish`)
+  $ mmauth completion fish > ~/.config/fish/completions/mmauth.fish`,
+    )
     .action(async (shell) => runCompletion(shell, program, ctx));
 }
 
@@ -66,7 +69,13 @@ export function describeCommands(program: Command): CommandSpec[] {
         choices: option.argChoices,
         isFile: (option.long ?? '').endsWith('-file'),
       })),
-      { flags: ['-h', '--help'], description: 'display help for command', takesValue: false, choices: undefined, isFile: false },
+      {
+        flags: ['-h', '--help'],
+        description: 'display help for command',
+        takesValue: false,
+        choices: undefined,
+        isFile: false,
+      },
     ],
     argumentChoices: command.registeredArguments[0]?.argChoices,
   }));
@@ -81,10 +90,18 @@ function bashScript(specs: CommandSpec[]): string {
       const valued = spec.options.filter((o) => o.takesValue).flatMap((o) => o.flags);
       const choiceCases = spec.options
         .filter((o) => o.choices !== undefined)
-        .map((o) => `        ${o.flags.join('|')}) COMPREPLY=($(compgen -W ${quoteSh((o.choices ?? []).join(' '))} -- "$cur")); return ;;`);
-      const fileCases = spec.options.filter((o) => o.isFile).map((o) => `        ${o.flags.join('|')}) COMPREPLY=($(compgen -f -- "$cur")); return ;;`);
+        .map(
+          (o) =>
+            `        ${o.flags.join('|')}) COMPREPLY=($(compgen -W ${quoteSh((o.choices ?? []).join(' '))} -- "$cur")); return ;;`,
+        );
+      const fileCases = spec.options
+        .filter((o) => o.isFile)
+        .map((o) => `        ${o.flags.join('|')}) COMPREPLY=($(compgen -f -- "$cur")); return ;;`);
       const valueCase = valued.length === 0 ? [] : [`        ${valued.join('|')}) COMPREPLY=(); return ;;`];
-      const argument = spec.argumentChoices === undefined ? '' : `\n      [[ "$cur" != -* ]] && { COMPREPLY=($(compgen -W ${quoteSh(spec.argumentChoices.join(' '))} -- "$cur")); return; }`;
+      const argument =
+        spec.argumentChoices === undefined
+          ? ''
+          : `\n      [[ "$cur" != -* ]] && { COMPREPLY=($(compgen -W ${quoteSh(spec.argumentChoices.join(' '))} -- "$cur")); return; }`;
       return `    ${spec.name})
       case "$prev" in
 ${[...choiceCases, ...fileCases, ...valueCase].join('\n')}
@@ -107,16 +124,26 @@ ${cases}
 complete -o default -F _mmauth mmauth`;
 }
 
-const quoteZsh = (text: string) => text.replace(/\\/g, '\\\\').replace(/'/g, `'\\''`).replace(/([[\]:])/g, '\\$1');
+const quoteZsh = (text: string) =>
+  text
+    .replace(/\\/g, '\\\\')
+    .replace(/'/g, `'\\''`)
+    .replace(/([[\]:])/g, '\\$1');
 
 function zshScript(specs: CommandSpec[]): string {
   const commands = specs.map((spec) => `    '${spec.name}:${quoteZsh(spec.description)}'`).join('\n');
   const cases = specs
     .map((spec) => {
       const args = spec.options.map((o) => {
-        const names = o.flags.length > 1 ? `{${o.flags.join(',')}}` : o.flags[0] ?? '';
+        const names = o.flags.length > 1 ? `{${o.flags.join(',')}}` : (o.flags[0] ?? '');
         const exclusive = o.flags.length > 1 ? `'(${o.flags.join(' ')})'` : '';
-        const action = !o.takesValue ? '' : o.choices !== undefined ? `:value:(${o.choices.join(' ')})` : o.isFile ? ':file:_files' : ':value:';
+        const action = !o.takesValue
+          ? ''
+          : o.choices !== undefined
+            ? `:value:(${o.choices.join(' ')})`
+            : o.isFile
+              ? ':file:_files'
+              : ':value:';
         return `        ${exclusive}${names}'[${quoteZsh(o.description)}]${action}'`;
       });
       if (spec.argumentChoices !== undefined) {
@@ -164,8 +191,16 @@ function fishScript(specs: CommandSpec[]): string {
     lines.push(`complete -c mmauth -n __fish_use_subcommand -a ${spec.name} -d ${quoteFish(spec.description)}`);
     const when = `-n '__fish_seen_subcommand_from ${spec.name}'`;
     for (const option of spec.options) {
-      const names = option.flags.map((flag) => (flag.startsWith('--') ? `-l ${flag.slice(2)}` : `-s ${flag.slice(1)}`)).join(' ');
-      const value = !option.takesValue ? '' : option.choices !== undefined ? ` -x -a ${quoteFish(option.choices.join(' '))}` : option.isFile ? ' -r -F' : ' -x';
+      const names = option.flags
+        .map((flag) => (flag.startsWith('--') ? `-l ${flag.slice(2)}` : `-s ${flag.slice(1)}`))
+        .join(' ');
+      const value = !option.takesValue
+        ? ''
+        : option.choices !== undefined
+          ? ` -x -a ${quoteFish(option.choices.join(' '))}`
+          : option.isFile
+            ? ' -r -F'
+            : ' -x';
       lines.push(`complete -c mmauth ${when} ${names}${value} -d ${quoteFish(option.description)}`);
     }
     if (spec.argumentChoices !== undefined) {

@@ -29,13 +29,20 @@ export function registerEmulator(program: Command, ctx: AppContext): void {
     .option('--port <port>', 'port on 127.0.0.1 (0 picks a free one)', parsePort, 4010)
     .option('--token-ttl <seconds>', 'access token lifetime; 0 for tokens that never expire', parseSeconds(0), 7200)
     .option('--auto-approve', 'skip the sign-in and consent pages: approve every valid request')
-    .addOption(new Option('--flavor <name>', 'token info and revoke as the spec describes them, or as Doorkeeper 5 answers').choices(['spec', 'doorkeeper5'] as const).default('spec' as const))
+    .addOption(
+      new Option('--flavor <name>', 'token info and revoke as the spec describes them, or as Doorkeeper 5 answers')
+        .choices(['spec', 'doorkeeper5'] as const)
+        .default('spec' as const),
+    )
     .option('--json', 'print the base URL and seeded credentials as one JSON line on stdout')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ mmauth emulator
   $ mmauth emulator --port 0 --json --auto-approve     # for scripts: read the line, then test against it
-  $ mmauth emulator --token-ttl 0 --flavor doorkeeper5`)
+  $ mmauth emulator --token-ttl 0 --flavor doorkeeper5`,
+    )
     .action(async (options) => runEmulator(options, ctx));
 }
 
@@ -55,13 +62,15 @@ export async function runEmulator(options: EmulatorCommandOptions, ctx: AppConte
     flavor: options.flavor,
   });
   if (options.json === true) {
-    ctx.stdout.write(`${JSON.stringify({
-      base_url: emulator.baseUrl,
-      client_id: emulator.client.clientId,
-      client_secret: emulator.client.clientSecret,
-      user: emulator.user,
-      personal_access_token: emulator.personalAccessToken,
-    })}\n`);
+    ctx.stdout.write(
+      `${JSON.stringify({
+        base_url: emulator.baseUrl,
+        client_id: emulator.client.clientId,
+        client_secret: emulator.client.clientSecret,
+        user: emulator.user,
+        personal_access_token: emulator.personalAccessToken,
+      })}\n`,
+    );
   }
   out.success(`mmauth emulator listening on ${emulator.baseUrl}`);
   out.field('client_id', emulator.client.clientId);
@@ -71,7 +80,9 @@ export async function runEmulator(options: EmulatorCommandOptions, ctx: AppConte
   out.field('personal token', emulator.personalAccessToken);
   out.field('token TTL', options.tokenTtl === 0 ? 'no expiry' : `${options.tokenTtl} s`);
   out.field('flavor', options.flavor + (options.autoApprove === true ? ', auto-approve' : ''));
-  out.info(`\nTry: MMAUTH_BASE_URL=${emulator.baseUrl} MMAUTH_CLIENT_ID=${emulator.client.clientId} MMAUTH_CLIENT_SECRET=… mmauth login\nPress Ctrl-C to stop.`);
+  out.info(
+    `\nTry: MMAUTH_BASE_URL=${emulator.baseUrl} MMAUTH_CLIENT_ID=${emulator.client.clientId} MMAUTH_CLIENT_SECRET=… mmauth login\nPress Ctrl-C to stop.`,
+  );
   await new Promise<void>((resolve) => {
     if (ctx.signal.aborted) resolve();
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });

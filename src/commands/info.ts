@@ -9,7 +9,9 @@ import { resolveTarget } from './shared/target.js';
 /** Registers `mmauth info`; the logic is runInfo. */
 export function registerInfo(program: Command, ctx: AppContext): void {
   withCommonOptions(program.command('info'))
-    .description('show what the server says of the stored token (or MMAUTH_TOKEN): owner, scopes, lifetime, application')
+    .description(
+      'show what the server says of the stored token (or MMAUTH_TOKEN): owner, scopes, lifetime, application',
+    )
     .addHelpText(
       'after',
       `

@@ -52,28 +52,42 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
 
   // Loaded here, not at start-up: the listener, the paste reader and the fragment check pull in
   // node:http, node:readline and node:crypto, which every other command would pay for.
-  const [{ startCallbackServer }, { readPastedLines }, { waitForAuthorizationResponses }, implicit] = await Promise.all([
-    import('../loopback/callback-server.js'),
-    import('../ui/paste.js'),
-    import('../ui/authorization-responses.js'),
-    import('../oauth/implicit.js'),
-  ]);
-  const listener = await startCallbackServer({ port: redirect?.port ?? 0, path: redirect?.path ?? '/callback', isFragmentRelay: isImplicit });
+  const [{ startCallbackServer }, { readPastedLines }, { waitForAuthorizationResponses }, implicit] = await Promise.all(
+    [
+      import('../loopback/callback-server.js'),
+      import('../ui/paste.js'),
+      import('../ui/authorization-responses.js'),
+      import('../oauth/implicit.js'),
+    ],
+  );
+  const listener = await startCallbackServer({
+    port: redirect?.port ?? 0,
+    path: redirect?.path ?? '/callback',
+    isFragmentRelay: isImplicit,
+  });
   const pasted = options.clientSecretStdin === true ? undefined : readPastedLines(ctx.stdin);
   try {
     const redirectUri = redirect?.uri ?? listener.redirectUri;
     const responseType = isImplicit ? 'token' : 'code';
-    const request = await createAuthorizationRequest(endpoints, { clientId, redirectUri, scope, responseType }, ctx.random);
+    const request = await createAuthorizationRequest(
+      endpoints,
+      { clientId, redirectUri, scope, responseType },
+      ctx.random,
+    );
     await offerAuthorizationUrl(options, ctx, out, request, endpoints.baseUrl, listener.port, pasted !== undefined);
     const judge: ResponseJudge = isImplicit
-      ? async (url) => implicit.parseImplicitAuthorizationResponse(endpoints, implicit.implicitParameters(url), request.state)
+      ? async (url) =>
+          implicit.parseImplicitAuthorizationResponse(endpoints, implicit.implicitParameters(url), request.state)
       : codeFlowJudge(target.server, { clientId, clientSecret }, request);
     const deadlineMs = ctx.nowMs() + options.wait * 1000;
     // A redrawn spinner would garble a URL being pasted on the same terminal: one static line then.
     const isPasting = pasted !== undefined && ctx.stdin.isTTY === true;
-    const indicator = startWaitIndicator(out, `Waiting for the redirect to ${redirectUri}`, deadlineMs, ctx.nowMs, { isStatic: isPasting });
+    const indicator = startWaitIndicator(out, `Waiting for the redirect to ${redirectUri}`, deadlineMs, ctx.nowMs, {
+      isStatic: isPasting,
+    });
     const report = (line: () => void) => indicator.log(line);
-    const onRefused = (reason: string) => report(() => out.warn(`not accepted: ${reason}; still waiting for the redirect`));
+    const onRefused = (reason: string) =>
+      report(() => out.warn(`not accepted: ${reason}; still waiting for the redirect`));
     const responses = waitForAuthorizationResponses({
       listener,
       redirectUri,
@@ -84,8 +98,14 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     });
     let response: TokenResponse;
     try {
-      const success = { isSuccess: true, title: 'Signed in', detail: `mmauth received an access token for ${endpoints.baseUrl}.` };
-      const trace = isVerbose(options, ctx.env) ? (url: URL) => report(() => out.debug(`< redirect ${redactUrl(url.href, new SecretScrubber())}`)) : undefined;
+      const success = {
+        isSuccess: true,
+        title: 'Signed in',
+        detail: `mmauth received an access token for ${endpoints.baseUrl}.`,
+      };
+      const trace = isVerbose(options, ctx.env)
+        ? (url: URL) => report(() => out.debug(`< redirect ${redactUrl(url.href, new SecretScrubber())}`))
+        : undefined;
       response = await receiveToken(responses, judge, success, { onRefused, trace });
     } finally {
       indicator.stop();
@@ -110,9 +130,18 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
 }
 
 /** The code flow's judge: validate the authorization response against `request`, then exchange its code. */
-function codeFlowJudge(server: ServerConfiguration, client: ClientAuthentication, request: AuthorizationRequest): ResponseJudge {
+function codeFlowJudge(
+  server: ServerConfiguration,
+  client: ClientAuthentication,
+  request: AuthorizationRequest,
+): ResponseJudge {
   return async (url) => {
-    const parameters = await validateAuthorizationResponse(server.endpoints, client.clientId, url.searchParams, request);
+    const parameters = await validateAuthorizationResponse(
+      server.endpoints,
+      client.clientId,
+      url.searchParams,
+      request,
+    );
     return exchangeAuthorizationCode(server, client, parameters, request);
   };
 }
@@ -169,7 +198,9 @@ async function offerAuthorizationUrl(
     }
   }
   if (isPasteBack && ctx.stdin.isTTY === true) {
-    const forward = isSshSession(ctx.env) ? `\n(Or forward the port first: ssh -L ${port}:127.0.0.1:${port} <this host>.)` : '';
+    const forward = isSshSession(ctx.env)
+      ? `\n(Or forward the port first: ssh -L ${port}:127.0.0.1:${port} <this host>.)`
+      : '';
     out.info(
       `If the browser runs on another machine, it will end on an address starting with ${request.redirectUri}\n` +
         `that it cannot load: copy that whole address from its address bar, paste it here and press Enter.${forward}\n`,

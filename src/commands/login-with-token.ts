@@ -28,18 +28,29 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
       : await ctx.readStdin();
   const accessToken = raw.trim();
   if (accessToken === '' || /\s/.test(accessToken)) {
-    const message = accessToken === '' ? 'no token on standard input' : 'the token on standard input spans several words or lines';
-    throw new MmauthError('invalid_token_input', message, { hint: 'pipe exactly one token: mmauth login --with-token < token.txt' });
+    const message =
+      accessToken === '' ? 'no token on standard input' : 'the token on standard input spans several words or lines';
+    throw new MmauthError('invalid_token_input', message, {
+      hint: 'pipe exactly one token: mmauth login --with-token < token.txt',
+    });
   }
   const nowMs = ctx.nowMs();
   const obtainedAt = new Date(nowMs).toISOString();
-  let token: StoredToken = { accessToken, tokenType: 'bearer', scope: undefined, grant: 'personal', obtainedAt, expiresAt: undefined };
+  let token: StoredToken = {
+    accessToken,
+    tokenType: 'bearer',
+    scope: undefined,
+    grant: 'personal',
+    obtainedAt,
+    expiresAt: undefined,
+  };
   if (options.verify) {
     const info = await requireTokenInfo(target.server, accessToken);
     token = {
       ...token,
       scope: info.scopes.length === 0 ? undefined : info.scopes.join(' '),
-      expiresAt: info.expiresInSeconds === null ? undefined : new Date(nowMs + info.expiresInSeconds * 1000).toISOString(),
+      expiresAt:
+        info.expiresInSeconds === null ? undefined : new Date(nowMs + info.expiresInSeconds * 1000).toISOString(),
     };
   } else {
     out.warn('stored without checking it (--no-verify): `mmauth info` will tell whether the server accepts it');

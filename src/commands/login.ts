@@ -39,11 +39,10 @@ export function registerLogin(program: Command, ctx: AppContext): void {
       ).conflicts(['clientSecretFile', 'clientSecretStdin']),
     )
     .addOption(
-      new Option('--with-token', 'store a personal access token read from standard input instead of signing in').conflicts([
-        'implicit',
-        'redirectUri',
-        'scope',
-      ]),
+      new Option(
+        '--with-token',
+        'store a personal access token read from standard input instead of signing in',
+      ).conflicts(['implicit', 'redirectUri', 'scope']),
     )
     .option('--no-verify', 'with --with-token: store the token without asking token info about it')
     .addHelpText(

@@ -16,11 +16,17 @@ export interface LogoutOptions extends ClientOptions {
 export function registerLogout(program: Command, ctx: AppContext): void {
   withClientOptions(withCommonOptions(program.command('logout')))
     .description("revoke the profile's stored token on the server, then forget it (the profile's settings stay)")
-    .option('--local-only', 'forget the token without revoking it on the server (offline, or a server you cannot reach)')
-    .addHelpText('after', `
+    .option(
+      '--local-only',
+      'forget the token without revoking it on the server (offline, or a server you cannot reach)',
+    )
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ mmauth logout
-  $ mmauth logout --profile ci --local-only`)
+  $ mmauth logout --profile ci --local-only`,
+    )
     .action(async (options) => runLogout(options, ctx));
 }
 
@@ -47,9 +53,13 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
   let isRevoked = false;
   let isConfirmed = false;
   if (options.localOnly === true) {
-    out.warn(`not revoking ${maskToken(token.accessToken)} on the server (--local-only): it stays valid until it expires`);
+    out.warn(
+      `not revoking ${maskToken(token.accessToken)} on the server (--local-only): it stays valid until it expires`,
+    );
   } else if (token.grant === 'personal') {
-    out.warn('a personal access token can only be revoked where it was created (the service\'s settings); forgetting it here only');
+    out.warn(
+      "a personal access token can only be revoked where it was created (the service's settings); forgetting it here only",
+    );
   } else {
     const target = await resolveTarget(options, ctx);
     const clientId = await requireClientId(options.clientId, ctx, target.profile);
@@ -62,5 +72,7 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
   if (options.json === true) {
     out.json({ logged_out: true, revoked: isRevoked, confirmed: isConfirmed, profile: profileName });
   }
-  out.success(`Logged out of profile "${profileName}"${isRevoked ? `: revoked ${maskToken(token.accessToken)}${isConfirmed ? ' (confirmed)' : ''}` : ''}; its settings stay.`);
+  out.success(
+    `Logged out of profile "${profileName}"${isRevoked ? `: revoked ${maskToken(token.accessToken)}${isConfirmed ? ' (confirmed)' : ''}` : ''}; its settings stay.`,
+  );
 }

@@ -42,9 +42,13 @@ export async function runRevoke(options: ClientOptions, ctx: AppContext): Promis
     out.json({ revoked: true, confirmed: isConfirmed, token_forgotten: stored !== undefined, profile: profileName });
   }
   if (!isConfirmed) {
-    out.warn('the server has no token info endpoint, so the revocation could not be confirmed; it answered 200 (RFC 7009: revoked or already invalid)');
+    out.warn(
+      'the server has no token info endpoint, so the revocation could not be confirmed; it answered 200 (RFC 7009: revoked or already invalid)',
+    );
   }
-  out.success(`Revoked ${maskToken(accessToken)} on ${target.endpoints.baseUrl}${isConfirmed ? ' (confirmed: token info now refuses it)' : ''}`);
+  out.success(
+    `Revoked ${maskToken(accessToken)} on ${target.endpoints.baseUrl}${isConfirmed ? ' (confirmed: token info now refuses it)' : ''}`,
+  );
   if (stored !== undefined) {
     out.info(`  Forgot the token of profile "${profileName}"; its settings stay.`);
   }

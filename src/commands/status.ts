@@ -14,11 +14,16 @@ export type StatusOptions = LocalOptions;
 /** Registers `mmauth status`; the logic is runStatus. */
 export function registerStatus(program: Command, ctx: AppContext): void {
   withLocalOptions(program.command('status'))
-    .description('list every profile: base URL, client id, grant, scopes, token state, stored secret (exit 4 when the selected profile has no valid token)')
-    .addHelpText('after', `
+    .description(
+      'list every profile: base URL, client id, grant, scopes, token state, stored secret (exit 4 when the selected profile has no valid token)',
+    )
+    .addHelpText(
+      'after',
+      `
 Examples:
   $ mmauth status
-  $ mmauth status --profile ci --json | jq '.profiles[] | select(.selected) | .state'`)
+  $ mmauth status --profile ci --json | jq '.profiles[] | select(.selected) | .state'`,
+    )
     .action(async (options) => runStatus(options, ctx));
 }
 
@@ -95,12 +100,18 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
     out.field('client id', profile.clientId ?? '(not set)');
     out.field('grant', profile.token?.grant ?? '(no token)');
     out.field('scopes', profile.token?.scope ?? profile.scope ?? '(not set)');
-    out.field('token', state === 'none' ? 'none' : `${describeState(state, profile, nowMs)}   ${maskToken(profile.token?.accessToken ?? '')}`);
+    out.field(
+      'token',
+      state === 'none'
+        ? 'none'
+        : `${describeState(state, profile, nowMs)}   ${maskToken(profile.token?.accessToken ?? '')}`,
+    );
     out.field('client secret', profile.clientSecret === undefined ? 'not stored' : 'stored');
   }
   const current = rows.find((row) => row.name === selected);
   if (current === undefined || (current.state !== 'valid' && current.state !== 'no_expiry')) {
-    const what = current === undefined ? 'does not exist' : current.state === 'none' ? 'has no token' : 'has an expired token';
+    const what =
+      current === undefined ? 'does not exist' : current.state === 'none' ? 'has no token' : 'has an expired token';
     const code = current?.state === 'expired' ? 'token_expired' : 'not_logged_in';
     throw new MmauthError(code, `the selected profile "${selected}" ${what}`, {
       hint: `run \`${renewCommand(current?.profile.token?.grant)}${selected === 'default' ? '' : ` --profile ${selected}`}\``,

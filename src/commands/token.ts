@@ -8,7 +8,9 @@ import { openLocalTarget } from './shared/target.js';
 /** Registers `mmauth token`; the logic is runToken. */
 export function registerToken(program: Command, ctx: AppContext): void {
   withTokenOptions(program.command('token'))
-    .description('print the stored access token, bare, for scripts (exit 4 and nothing on stdout when there is no usable one)')
+    .description(
+      'print the stored access token, bare, for scripts (exit 4 and nothing on stdout when there is no usable one)',
+    )
     .addHelpText(
       'after',
       `
@@ -33,7 +35,15 @@ export async function runToken(options: TokenOptions, ctx: AppContext): Promise<
   if (options.json !== true) {
     out.data(accessToken);
   } else if (stored === undefined) {
-    out.json({ access_token: accessToken, token_type: 'bearer', scope: null, expires_in: null, expires_at: null, grant: null, profile: null });
+    out.json({
+      access_token: accessToken,
+      token_type: 'bearer',
+      scope: null,
+      expires_in: null,
+      expires_at: null,
+      grant: null,
+      profile: null,
+    });
   } else {
     out.json(tokenJson(stored, profileName, ctx.nowMs()));
   }

@@ -32,7 +32,10 @@ interface Step {
 function runStep(step: Step, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string }> {
   return new Promise((done) => {
     let stdout = '';
-    const child = spawn(process.execPath, [bin, ...step.args], { env: { ...env, ...step.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, ...step.args], {
+      env: { ...env, ...step.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     child.stdin.end(step.input ?? '');
     const indent = (chunk: Buffer) => chunk.toString().replace(/^(?=.)/gm, '    ');
     child.stdout.on('data', (chunk: Buffer) => {
@@ -55,19 +58,30 @@ async function main(): Promise<number> {
   const say = (line = '') => process.stdout.write(`${line}\n`);
   try {
     say(`mmauth demo — emulator at ${emulator.baseUrl}, config in ${configDir}`);
-    say(`  client_id ${emulator.client.clientId}, client_secret ${maskToken(emulator.client.clientSecret)} (in MMAUTH_CLIENT_SECRET), user ${emulator.user.login}`);
+    say(
+      `  client_id ${emulator.client.clientId}, client_secret ${maskToken(emulator.client.clientSecret)} (in MMAUTH_CLIENT_SECRET), user ${emulator.user.login}`,
+    );
     const env: NodeJS.ProcessEnv = {
-      ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('MMAUTH_') && key !== 'BROWSER')),
+      ...Object.fromEntries(
+        Object.entries(process.env).filter(([key]) => !key.startsWith('MMAUTH_') && key !== 'BROWSER'),
+      ),
       MMAUTH_CONFIG_DIR: configDir,
       MMAUTH_BASE_URL: emulator.baseUrl,
       MMAUTH_CLIENT_ID: emulator.client.clientId,
       MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
     };
     const steps: Step[] = [
-      { title: 'sign in through the browser (authorization code flow, PKCE)', args: ['login', '--scope', 'service userinfo.email', '--json'], expectedExit: 0, env: { BROWSER: `${process.execPath} ${agent}` }, shown: 'BROWSER=headless-browser mmauth login --scope "service userinfo.email" --json' },
+      {
+        title: 'sign in through the browser (authorization code flow, PKCE)',
+        args: ['login', '--scope', 'service userinfo.email', '--json'],
+        expectedExit: 0,
+        env: { BROWSER: `${process.execPath} ${agent}` },
+        shown: 'BROWSER=headless-browser mmauth login --scope "service userinfo.email" --json',
+      },
       { title: "inspect the user's token", args: ['info', '--json'], expectedExit: 0 },
       {
-        title: 'the implicit flow, in profile "browser" (token in the URL fragment, relayed by the listener page; no client secret)',
+        title:
+          'the implicit flow, in profile "browser" (token in the URL fragment, relayed by the listener page; no client secret)',
         args: ['login', '--implicit', '--profile', 'browser'],
         expectedExit: 0,
         env: { BROWSER: `${process.execPath} ${agent}`, MMAUTH_CLIENT_SECRET: undefined },
@@ -80,12 +94,25 @@ async function main(): Promise<number> {
         input: `${emulator.personalAccessToken}\n`,
         shown: 'mmauth login --with-token --profile pat < pat.txt',
       },
-      { title: 'a token for the client itself, in profile "ci"', args: ['client-credentials', '--profile', 'ci', '--json'], expectedExit: 0 },
+      {
+        title: 'a token for the client itself, in profile "ci"',
+        args: ['client-credentials', '--profile', 'ci', '--json'],
+        expectedExit: 0,
+      },
       { title: 'every profile at a glance', args: ['status'], expectedExit: 0 },
       { title: "revoke the user's token (confirmed through token info)", args: ['revoke'], expectedExit: 0 },
       { title: 'nothing is stored any more for the profile', args: ['info'], expectedExit: 4 },
-      { title: 'the server refuses the revoked token', args: ['info'], expectedExit: 4, shown: 'MMAUTH_TOKEN=<the revoked token> mmauth info' },
-      { title: 'log out of profile "browser" (revoke, confirm, forget)', args: ['logout', '--profile', 'browser'], expectedExit: 0 },
+      {
+        title: 'the server refuses the revoked token',
+        args: ['info'],
+        expectedExit: 4,
+        shown: 'MMAUTH_TOKEN=<the revoked token> mmauth info',
+      },
+      {
+        title: 'log out of profile "browser" (revoke, confirm, forget)',
+        args: ['logout', '--profile', 'browser'],
+        expectedExit: 0,
+      },
     ];
     let failures = 0;
     let userToken = '';
@@ -99,14 +126,21 @@ async function main(): Promise<number> {
       const { code, stdout } = await runStep(step, env);
       if (index === 0) {
         const json: unknown = JSON.parse(stdout || '{}');
-        userToken = typeof json === 'object' && json !== null && 'access_token' in json && typeof json.access_token === 'string' ? json.access_token : '';
+        userToken =
+          typeof json === 'object' && json !== null && 'access_token' in json && typeof json.access_token === 'string'
+            ? json.access_token
+            : '';
       }
       const isExpected = code === step.expectedExit;
       if (!isExpected) failures++;
       say(`  ${isExpected ? '✓' : '✗'} exit ${code ?? 'killed'} (expected ${step.expectedExit})`);
     }
     say();
-    say(failures === 0 ? `demo passed: ${steps.length} steps in ${((Date.now() - startedMs) / 1000).toFixed(1)} s` : `demo FAILED: ${failures} of ${steps.length} steps did not exit as expected`);
+    say(
+      failures === 0
+        ? `demo passed: ${steps.length} steps in ${((Date.now() - startedMs) / 1000).toFixed(1)} s`
+        : `demo FAILED: ${failures} of ${steps.length} steps did not exit as expected`,
+    );
     return failures === 0 ? 0 : 1;
   } finally {
     await emulator.close();

@@ -59,7 +59,10 @@ function parseAttributes(tag: string): Record<string, string> {
 }
 
 function findForms(html: string): HtmlForm[] {
-  return [...html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)].map((m) => ({ attrs: parseAttributes(m[1] ?? ''), html: m[2] ?? '' }));
+  return [...html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)].map((m) => ({
+    attrs: parseAttributes(m[1] ?? ''),
+    html: m[2] ?? '',
+  }));
 }
 
 /** The fields a browser would submit for `form`, with the given button pressed. */
@@ -96,7 +99,13 @@ export async function runHeadlessBrowser(startUrl: string, options: AgentOptions
     const headers: Record<string, string> = {};
     if (isServer && cookies.size > 0) headers.cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
     if (request.body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const response = await fetch(url, { method: request.method, headers, redirect: 'manual', signal, ...(request.body === undefined ? {} : { body: request.body }) });
+    const response = await fetch(url, {
+      method: request.method,
+      headers,
+      redirect: 'manual',
+      signal,
+      ...(request.body === undefined ? {} : { body: request.body }),
+    });
     options.log(`${request.method} ${url.origin}${url.pathname} → ${response.status}`);
     for (const cookie of response.headers.getSetCookie()) {
       const [pair] = cookie.split(';');
@@ -136,7 +145,11 @@ async function relayFragment(url: URL, signal: AbortSignal, options: AgentOption
   return { finalUrl: url.href, status: response.status, body: await response.text() };
 }
 
-function nextRequest(pageUrl: URL, html: string, options: AgentOptions): { url: string; method: 'GET' | 'POST'; body?: URLSearchParams } {
+function nextRequest(
+  pageUrl: URL,
+  html: string,
+  options: AgentOptions,
+): { url: string; method: 'GET' | 'POST'; body?: URLSearchParams } {
   const forms = findForms(html);
   const submit = (form: HtmlForm, fill: Record<string, string> = {}) => ({
     url: new URL(form.attrs.action ?? pageUrl.href, pageUrl).href,
@@ -151,12 +164,16 @@ function nextRequest(pageUrl: URL, html: string, options: AgentOptions): { url: 
   if (login !== undefined) {
     return submit(login, { login: options.login, password: options.password });
   }
-  const deny = forms.find((form) => /name="_method"\s+value="delete"/i.test(form.html) || form.attrs.id === 'deny-form');
+  const deny = forms.find(
+    (form) => /name="_method"\s+value="delete"/i.test(form.html) || form.attrs.id === 'deny-form',
+  );
   const allow = forms.find((form) => form !== deny);
   const chosen = options.decision === 'deny' ? deny : allow;
   if (chosen === undefined) {
     const error = /<p id="error"[^>]*>([^<]*)</.exec(html)?.[1];
-    throw new Error(`no ${options.decision} form on ${pageUrl.origin}${pageUrl.pathname}${error === undefined ? '' : `: ${decodeEntities(error)}`}`);
+    throw new Error(
+      `no ${options.decision} form on ${pageUrl.origin}${pageUrl.pathname}${error === undefined ? '' : `: ${decodeEntities(error)}`}`,
+    );
   }
   return submit(chosen);
 }
@@ -182,7 +199,11 @@ async function main(): Promise<void> {
       writeFileSync(unreachableFile, `${result.finalUrl}\n`, { mode: 0o600 });
       return;
     }
-    const verdict = /data-result="(\w+)"|"result":"(\w+)"/.exec(result.body)?.slice(1).find((v) => v !== undefined) ?? 'unknown';
+    const verdict =
+      /data-result="(\w+)"|"result":"(\w+)"/
+        .exec(result.body)
+        ?.slice(1)
+        .find((v) => v !== undefined) ?? 'unknown';
     process.stderr.write(`[headless-browser] the redirect URI answered ${result.status}, page result: ${verdict}\n`);
   } catch (error) {
     process.stderr.write(`[headless-browser] ${error instanceof Error ? error.message : String(error)}\n`);

@@ -26,7 +26,10 @@ export function parseRequestedScopes(scope: string | null): string[] | undefined
 }
 
 /** Validates authorization request parameters in Doorkeeper's order (server-behaviour.md authorize 4). */
-export function checkAuthorizationRequest(params: URLSearchParams, state: EmulatorState): Checked<AuthorizationRequest> {
+export function checkAuthorizationRequest(
+  params: URLSearchParams,
+  state: EmulatorState,
+): Checked<AuthorizationRequest> {
   const client = state.clients.get(params.get('client_id') ?? '');
   if (client === undefined) return { isValid: false, error: 'invalid_client' };
   const redirectUri = params.get('redirect_uri');
@@ -38,7 +41,8 @@ export function checkAuthorizationRequest(params: URLSearchParams, state: Emulat
     const description = `${DESCRIPTIONS.invalid_request} Missing required parameter: response_type.`;
     return { isValid: false, error: 'invalid_request', description };
   }
-  if (responseType !== 'code' && responseType !== 'token') return { isValid: false, error: 'unsupported_response_type' };
+  if (responseType !== 'code' && responseType !== 'token')
+    return { isValid: false, error: 'unsupported_response_type' };
   const scopes = parseRequestedScopes(params.get('scope'));
   if (scopes === undefined) return { isValid: false, error: 'invalid_scope' };
   const challengeValue = params.get('code_challenge');
@@ -48,13 +52,24 @@ export function checkAuthorizationRequest(params: URLSearchParams, state: Emulat
     if (method !== 'S256' && method !== 'plain') return { isValid: false, error: 'invalid_code_challenge_method' };
     challenge = { value: challengeValue, method };
   }
-  return { isValid: true, value: { client, redirectUri, responseType, scopes, state: params.get('state') ?? undefined, challenge } };
+  return {
+    isValid: true,
+    value: { client, redirectUri, responseType, scopes, state: params.get('state') ?? undefined, challenge },
+  };
 }
 
 /** The fields a consent form carries back, so the POST can be validated like the GET. */
 export function requestFields(params: URLSearchParams): Record<string, string> {
   const fields: Record<string, string> = {};
-  for (const name of ['client_id', 'redirect_uri', 'state', 'response_type', 'scope', 'code_challenge', 'code_challenge_method']) {
+  for (const name of [
+    'client_id',
+    'redirect_uri',
+    'state',
+    'response_type',
+    'scope',
+    'code_challenge',
+    'code_challenge_method',
+  ]) {
     const value = params.get(name);
     if (value !== null) fields[name] = value;
   }

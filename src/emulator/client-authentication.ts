@@ -13,7 +13,11 @@ export interface ClientAuthenticationResult {
  * Client authentication (RFC 6749 §2.3.1; server-behaviour.md token 2): HTTP Basic wins over body
  * parameters; a public client (no secret) is authenticated by its `client_id` alone.
  */
-export function authenticateClient(req: IncomingMessage, form: URLSearchParams, state: EmulatorState): ClientAuthenticationResult {
+export function authenticateClient(
+  req: IncomingMessage,
+  form: URLSearchParams,
+  state: EmulatorState,
+): ClientAuthenticationResult {
   const basic = decodeBasicCredentials(req.headers.authorization);
   const clientId = basic?.clientId ?? form.get('client_id') ?? undefined;
   const secret = basic?.clientSecret ?? form.get('client_secret') ?? undefined;

@@ -58,14 +58,30 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     name: 'mmauth demo client',
     redirectUris: [redirectUri],
   };
-  const personalTokens: EmulatorClient = { uid: 2, clientId: 'personal-access-tokens', clientSecret: undefined, name: 'Personal access tokens', redirectUris: [] };
+  const personalTokens: EmulatorClient = {
+    uid: 2,
+    clientId: 'personal-access-tokens',
+    clientSecret: undefined,
+    name: 'Personal access tokens',
+    redirectUris: [],
+  };
   state.clients.set(demoClient.clientId, demoClient);
   state.clients.set(personalTokens.clientId, personalTokens);
   const user = { id: 42, login: 'demo', password: options.userPassword ?? 'demo' };
   state.users.set(user.id, user);
-  const pat = state.issueToken({ client: personalTokens, ownerId: user.id, scopes: ['service', 'userinfo.email'], grant: 'personal' }, 0);
+  const pat = state.issueToken(
+    { client: personalTokens, ownerId: user.id, scopes: ['service', 'userinfo.email'], grant: 'personal' },
+    0,
+  );
 
-  const server = createServer(createRequestHandler({ state, autoApprove: options.autoApprove === true, flavor: options.flavor ?? 'spec', onRequest: options.onRequest }));
+  const server = createServer(
+    createRequestHandler({
+      state,
+      autoApprove: options.autoApprove === true,
+      flavor: options.flavor ?? 'spec',
+      onRequest: options.onRequest,
+    }),
+  );
   server.keepAliveTimeout = 5_000;
   await listenOnLoopback(server, options.port ?? 0);
   const port = (server.address() as AddressInfo).port;

@@ -21,19 +21,31 @@ function hidden(fields: Record<string, string>): string {
 
 /** The sign-in page shown to a browser with no session (Doorkeeper apps render Devise's). */
 export function renderLoginPage(returnTo: string, csrf: string, error?: string): string {
-  return layout('Sign in', `<h1>Sign in</h1>
+  return layout(
+    'Sign in',
+    `<h1>Sign in</h1>
 ${error === undefined ? '' : `<p class="error" id="error">${escapeHtml(error)}</p>`}
 <form method="post" action="/oauth2/sign_in" id="login-form">
 ${hidden({ authenticity_token: csrf, return_to: returnTo })}
 <label for="login">Login</label><input type="text" id="login" name="login" autocomplete="username" autofocus>
 <label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password">
 <button type="submit" id="sign-in">Sign in</button>
-</form>`);
+</form>`,
+  );
 }
 
 /** The consent page: Authorize and Deny forms, each with its own CSRF token (Doorkeeper's shape). */
-export function renderConsentPage(clientName: string, userLogin: string, scopes: string[], fields: Record<string, string>, allowCsrf: string, denyCsrf: string): string {
-  return layout('Authorize', `<h1>Authorize ${escapeHtml(clientName)} to use your account?</h1>
+export function renderConsentPage(
+  clientName: string,
+  userLogin: string,
+  scopes: string[],
+  fields: Record<string, string>,
+  allowCsrf: string,
+  denyCsrf: string,
+): string {
+  return layout(
+    'Authorize',
+    `<h1>Authorize ${escapeHtml(clientName)} to use your account?</h1>
 <p>Signed in as <strong id="user">${escapeHtml(userLogin)}</strong>. This application will be able to:</p>
 <ul id="scopes">${scopes.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>
 <form method="post" action="/oauth2/authorize" class="inline" id="allow-form">
@@ -43,11 +55,15 @@ ${hidden({ ...fields, authenticity_token: allowCsrf })}
 <form method="post" action="/oauth2/authorize" class="inline" id="deny-form">
 ${hidden({ ...fields, _method: 'delete', authenticity_token: denyCsrf })}
 <button type="submit" id="deny" name="commit" value="Deny">Deny</button>
-</form>`);
+</form>`,
+  );
 }
 
 /** The error page for a bad authorization request: HTTP 200, never a redirect (Doorkeeper). */
 export function renderAuthorizeErrorPage(error: string, description: string): string {
-  return layout('An error has occurred', `<h1>An error has occurred</h1>
-<p id="error" data-error="${escapeHtml(error)}">${escapeHtml(description)}</p>`);
+  return layout(
+    'An error has occurred',
+    `<h1>An error has occurred</h1>
+<p id="error" data-error="${escapeHtml(error)}">${escapeHtml(description)}</p>`,
+  );
 }

@@ -24,7 +24,11 @@ export function redirectUriMatches(registered: string, given: string): boolean {
 }
 
 /** `redirectUri` with `params` appended to its query (code flow) or put in the fragment (implicit; RFC 6749 §4.2.2). */
-export function redirectTo(redirectUri: string, params: Record<string, string | undefined>, isFragment: boolean): string {
+export function redirectTo(
+  redirectUri: string,
+  params: Record<string, string | undefined>,
+  isFragment: boolean,
+): string {
   const url = new URL(redirectUri);
   const extra = new URLSearchParams();
   for (const [key, value] of Object.entries(params)) {

@@ -11,7 +11,8 @@ export const DESCRIPTIONS: Readonly<Record<string, string>> = {
     'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.',
   invalid_grant:
     'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.',
-  invalid_request: 'The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.',
+  invalid_request:
+    'The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.',
   unsupported_grant_type: 'The authorization grant type is not supported by the authorization server.',
   invalid_scope: 'The requested scope is invalid, unknown, or malformed.',
   invalid_redirect_uri: "The requested redirect uri is malformed or doesn't match client redirect URI.",
@@ -32,7 +33,9 @@ export function readCookie(req: IncomingMessage, name: string): string | undefin
 }
 
 function sessionCookie(session: BrowserSession | undefined): Record<string, string> {
-  return session === undefined ? {} : { 'set-cookie': `${SESSION_COOKIE}=${session.id}; Path=/; HttpOnly; SameSite=Lax` };
+  return session === undefined
+    ? {}
+    : { 'set-cookie': `${SESSION_COOKIE}=${session.id}; Path=/; HttpOnly; SameSite=Lax` };
 }
 
 /** An HTML page, never framed, with the session cookie when given. */
@@ -54,13 +57,28 @@ export function sendRedirect(res: ServerResponse, location: string, session?: Br
 }
 
 /** A JSON answer, never cached (RFC 6749 §5.1). */
-export function sendJson(res: ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache', ...headers });
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: object,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    pragma: 'no-cache',
+    ...headers,
+  });
   res.end(JSON.stringify(body));
 }
 
 /** An OAuth error answer with Doorkeeper's WWW-Authenticate header (server-behaviour.md token 4). */
-export function sendOAuthError(res: ServerResponse, status: number, error: string, extra: Partial<OAuthErrorWire> = {}): void {
+export function sendOAuthError(
+  res: ServerResponse,
+  status: number,
+  error: string,
+  extra: Partial<OAuthErrorWire> = {},
+): void {
   const description = DESCRIPTIONS[error] ?? error;
   const body: OAuthErrorWire = { error, error_description: description, ...extra };
   sendJson(res, status, body, {

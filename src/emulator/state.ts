@@ -134,10 +134,19 @@ export class EmulatorState {
   }
 
   /** Mints an access token; `ttlS` overrides the default lifetime (0: no expiry). */
-  issueToken(record: Omit<AccessTokenRecord, 'token' | 'createdAtMs' | 'expiresAtMs'>, ttlS = this.tokenTtlS, token = randomToken()): AccessTokenRecord {
+  issueToken(
+    record: Omit<AccessTokenRecord, 'token' | 'createdAtMs' | 'expiresAtMs'>,
+    ttlS = this.tokenTtlS,
+    token = randomToken(),
+  ): AccessTokenRecord {
     this.purge();
     const nowMs = this.nowMs();
-    const issued: AccessTokenRecord = { ...record, token, createdAtMs: nowMs, expiresAtMs: ttlS > 0 ? nowMs + ttlS * 1000 : undefined };
+    const issued: AccessTokenRecord = {
+      ...record,
+      token,
+      createdAtMs: nowMs,
+      expiresAtMs: ttlS > 0 ? nowMs + ttlS * 1000 : undefined,
+    };
     this.tokens.set(token, issued);
     return issued;
   }

@@ -34,7 +34,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const proxy = proxySettings(options.env ?? {});
   const isViaProxy = hasProxy(proxy);
   let transport: Promise<Transport> | undefined;
-  const load = () => (transport ??= isViaProxy ? loadProxyTransport(proxy, options.timeoutMs) : Promise.resolve(createNodeTransport()));
+  const load = () =>
+    (transport ??= isViaProxy ? loadProxyTransport(proxy, options.timeoutMs) : Promise.resolve(createNodeTransport()));
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const scrubber = new SecretScrubber();
 

@@ -19,7 +19,12 @@ const TLS_CODES = new Set([
  * `request_timeout` (no complete answer within `timeoutMs`), `tls_failure`, or `connection_failed`
  * (refused, reset, host not found, …). `details.viaProxy` is "true" when a proxy carried it.
  */
-export function describeNetworkFailure(label: string, error: unknown, timeoutMs: number, isViaProxy = false): MmauthError {
+export function describeNetworkFailure(
+  label: string,
+  error: unknown,
+  timeoutMs: number,
+  isViaProxy = false,
+): MmauthError {
   const details = isViaProxy ? { viaProxy: 'true' } : {};
   if (error instanceof MmauthError) {
     return error;
@@ -29,13 +34,20 @@ export function describeNetworkFailure(label: string, error: unknown, timeoutMs:
   const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : '';
   const causeMessage = cause instanceof Error ? cause.message : String(cause);
   if (name === 'TimeoutError' || name === 'AbortError' || TIMEOUT_CODES.has(code)) {
-    return new MmauthError('request_timeout', `${label}: no complete answer within ${timeoutMs / 1000} s`, { cause: error, details });
-  }
-  if (TLS_CODES.has(code) || /certificate|TLS|SSL/i.test(cause instanceof Error ? cause.message : '')) {
-    return new MmauthError('tls_failure', `${label}: TLS failure (${code || (cause instanceof Error ? cause.message : 'unknown')})`, {
+    return new MmauthError('request_timeout', `${label}: no complete answer within ${timeoutMs / 1000} s`, {
       cause: error,
       details,
     });
+  }
+  if (TLS_CODES.has(code) || /certificate|TLS|SSL/i.test(cause instanceof Error ? cause.message : '')) {
+    return new MmauthError(
+      'tls_failure',
+      `${label}: TLS failure (${code || (cause instanceof Error ? cause.message : 'unknown')})`,
+      {
+        cause: error,
+        details,
+      },
+    );
   }
   const known: Record<string, string> = {
     ECONNREFUSED: 'connection refused',
@@ -43,5 +55,8 @@ export function describeNetworkFailure(label: string, error: unknown, timeoutMs:
     UND_ERR_SOCKET: 'connection reset',
     ENOTFOUND: 'host not found',
   };
-  return new MmauthError('connection_failed', `${label}: ${known[code] ?? (code || causeMessage)}`, { cause: error, details });
+  return new MmauthError('connection_failed', `${label}: ${known[code] ?? (code || causeMessage)}`, {
+    cause: error,
+    details,
+  });
 }

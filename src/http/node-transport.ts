@@ -10,7 +10,8 @@ export function createNodeTransport(): Transport {
   let http: Promise<typeof import('node:http')> | undefined;
   let https: Promise<typeof import('node:https')> | undefined;
   return async (url, init, body, signal, maxBodyBytes, label) => {
-    const { request: send } = url.protocol === 'https:' ? await (https ??= import('node:https')) : await (http ??= import('node:http'));
+    const { request: send } =
+      url.protocol === 'https:' ? await (https ??= import('node:https')) : await (http ??= import('node:http'));
     const headers = requestHeaders(init.headers, init.body);
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
     const response = await new Promise<IncomingMessage>((resolve, reject) => {

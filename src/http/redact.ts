@@ -38,7 +38,11 @@ export class SecretScrubber {
   scrub(text: string): string {
     let result = text;
     for (const secret of this.#secrets) {
-      for (const form of new Set([secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2)])) {
+      for (const form of new Set([
+        secret,
+        encodeURIComponent(secret),
+        new URLSearchParams({ s: secret }).toString().slice(2),
+      ])) {
         result = result.split(form).join(REDACTED);
       }
     }
@@ -66,7 +70,10 @@ export function redactUrl(url: string, scrubber: SecretScrubber): string {
   const beforeHash = hashAt === -1 ? url : url.slice(0, hashAt);
   const fragment = hashAt === -1 ? undefined : url.slice(hashAt + 1);
   const queryAt = beforeHash.indexOf('?');
-  let result = queryAt === -1 ? beforeHash : `${beforeHash.slice(0, queryAt)}?${redactForm(beforeHash.slice(queryAt + 1), scrubber)}`;
+  let result =
+    queryAt === -1
+      ? beforeHash
+      : `${beforeHash.slice(0, queryAt)}?${redactForm(beforeHash.slice(queryAt + 1), scrubber)}`;
   if (fragment !== undefined) {
     result += `#${redactForm(fragment, scrubber)}`;
   }

@@ -44,7 +44,11 @@ function respondPage(res: ServerResponse, status: number, page: CallbackPage): v
   res.end(renderCallbackPage(page));
 }
 
-const ALREADY_HANDLED: CallbackPage = { isSuccess: false, title: 'Already handled', detail: 'A sign-in redirect is already being processed.' };
+const ALREADY_HANDLED: CallbackPage = {
+  isSuccess: false,
+  title: 'Already handled',
+  detail: 'A sign-in redirect is already being processed.',
+};
 
 /**
  * Starts the listener on 127.0.0.1 only (never 0.0.0.0). Requests other than `GET path` (and the
@@ -97,13 +101,18 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
       return;
     }
     if (url.pathname !== options.path) {
-      respondPage(res, 404, { isSuccess: false, title: 'Not found', detail: 'This is the mmauth sign-in listener; nothing lives here.' });
+      respondPage(res, 404, {
+        isSuccess: false,
+        title: 'Not found',
+        detail: 'This is the mmauth sign-in listener; nothing lives here.',
+      });
       return;
     }
     const isRelay = options.isFragmentRelay === true;
     if (isRelay && req.method === 'POST') {
       void readRelayedFragment(req, res, allowedOrigins).then((fragment) => {
-        if (fragment !== undefined) deliver(new URL(`${redirectUri}#${fragment}`), (status, page) => respondRelayJson(res, status, page));
+        if (fragment !== undefined)
+          deliver(new URL(`${redirectUri}#${fragment}`), (status, page) => respondRelayJson(res, status, page));
       });
       return;
     }

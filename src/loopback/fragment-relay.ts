@@ -31,7 +31,11 @@ export async function readRelayedFragment(
   allowedOrigins: ReadonlySet<string>,
 ): Promise<string | undefined> {
   if (!allowedOrigins.has((req.headers.origin ?? '').toLowerCase())) {
-    respondRelayJson(res, 403, { isSuccess: false, title: 'Refused', detail: 'Only the relay page of this listener may post here.' });
+    respondRelayJson(res, 403, {
+      isSuccess: false,
+      title: 'Refused',
+      detail: 'Only the relay page of this listener may post here.',
+    });
     req.resume();
     return undefined;
   }

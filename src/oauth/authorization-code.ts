@@ -82,13 +82,26 @@ export async function validateAuthorizationResponse(
   const lib = await loadOAuth();
   let validated: URLSearchParams;
   try {
-    validated = lib.validateAuthResponse(authorizationServer(endpoints), { client_id: clientId }, parameters, request.state);
+    validated = lib.validateAuthResponse(
+      authorizationServer(endpoints),
+      { client_id: clientId },
+      parameters,
+      request.state,
+    );
   } catch (failure) {
     if (failure instanceof lib.AuthorizationResponseError) {
-      throw oauthErrorAnswer('authorization_error', 'the authorization server', failure.error, failure.error_description);
+      throw oauthErrorAnswer(
+        'authorization_error',
+        'the authorization server',
+        failure.error,
+        failure.error_description,
+      );
     }
     if (failure instanceof lib.OperationProcessingError) {
-      throw new MmauthError('state_mismatch', `callback rejected: ${failure.message.replace('response parameter ', '')}`);
+      throw new MmauthError(
+        'state_mismatch',
+        `callback rejected: ${failure.message.replace('response parameter ', '')}`,
+      );
     }
     throw failure;
   }
@@ -114,6 +127,16 @@ export async function exchangeAuthorizationCode(
   const as = authorizationServer(server.endpoints);
   const [oauthClient, auth] = clientAuthFor(lib, client);
   const options = requestOptions(lib, server);
-  const tokenResponse = await lib.authorizationCodeGrantRequest(as, oauthClient, auth, response, request.redirectUri, request.codeVerifier, options);
-  return validateTokenEndpointResponse(lib, tokenResponse, (r) => lib.processAuthorizationCodeResponse(as, oauthClient, r));
+  const tokenResponse = await lib.authorizationCodeGrantRequest(
+    as,
+    oauthClient,
+    auth,
+    response,
+    request.redirectUri,
+    request.codeVerifier,
+    options,
+  );
+  return validateTokenEndpointResponse(lib, tokenResponse, (r) =>
+    lib.processAuthorizationCodeResponse(as, oauthClient, r),
+  );
 }

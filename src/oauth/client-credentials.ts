@@ -19,7 +19,12 @@ export async function requestClientCredentialsToken(
   const response = await server.fetch(server.endpoints.token.href, {
     method: 'POST',
     headers: { accept: 'application/json' },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret, scope }),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+      scope,
+    }),
     redirect: 'manual',
   });
   return parseTokenEndpointResponse(response);

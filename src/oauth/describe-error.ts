@@ -32,7 +32,10 @@ export interface OAuthErrorFields {
  */
 export function oauthErrorFields(json: unknown): OAuthErrorFields | undefined {
   if (!isRecord(json) || typeof json.error !== 'string' || json.error === '') return undefined;
-  return { error: json.error, description: typeof json.error_description === 'string' ? json.error_description : undefined };
+  return {
+    error: json.error,
+    description: typeof json.error_description === 'string' ? json.error_description : undefined,
+  };
 }
 
 /**
@@ -46,7 +49,8 @@ export function parseChallengeError(header: string | undefined): OAuthErrorField
   const error = parameter('error');
   if (error === null) return undefined;
   const description = parameter('error_description');
-  const unquote = (match: RegExpExecArray) => (match[1] === undefined ? (match[2] ?? '') : match[1].replace(/\\(.)/g, '$1'));
+  const unquote = (match: RegExpExecArray) =>
+    match[1] === undefined ? (match[2] ?? '') : match[1].replace(/\\(.)/g, '$1');
   return { error: unquote(error), description: description === null ? undefined : unquote(description) };
 }
 
@@ -89,7 +93,10 @@ export async function describeOAuthFailure(
   }
   if (failure instanceof lib.OperationProcessingError) {
     const response = failure.cause;
-    if (response instanceof Response && (failure.code === lib.RESPONSE_IS_NOT_CONFORM || response.status < 200 || response.status > 299)) {
+    if (
+      response instanceof Response &&
+      (failure.code === lib.RESPONSE_IS_NOT_CONFORM || response.status < 200 || response.status > 299)
+    ) {
       // An error status whose body is not an OAuth error (HTML, text): the status says more.
       return statusError(endpoint, response.status);
     }
@@ -97,9 +104,13 @@ export async function describeOAuthFailure(
     return new MmauthError('malformed_response', `${endpoint} sent a malformed answer: ${what}`, { cause: failure });
   }
   if (failure instanceof lib.UnsupportedOperationError) {
-    return new MmauthError('malformed_response', `${endpoint} sent an answer mmauth does not support: ${failure.message}`, {
-      cause: failure,
-    });
+    return new MmauthError(
+      'malformed_response',
+      `${endpoint} sent an answer mmauth does not support: ${failure.message}`,
+      {
+        cause: failure,
+      },
+    );
   }
   const what = failure instanceof Error ? failure.message : String(failure);
   return new MmauthError('unexpected', `${endpoint}: ${what}`, { cause: failure });

@@ -40,9 +40,13 @@ export function resolveEndpoints(baseUrl: string): Endpoints {
     throw new MmauthError('invalid_base_url', `the base URL must use https, not ${url.protocol.replace(':', '')}`);
   }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    throw new MmauthError('insecure_base_url', `refusing plain http to ${url.host}: the base URL must be https unless its host is loopback`, {
-      details: { suggestion: `https://${url.host}${url.pathname === '/' ? '' : url.pathname}` },
-    });
+    throw new MmauthError(
+      'insecure_base_url',
+      `refusing plain http to ${url.host}: the base URL must be https unless its host is loopback`,
+      {
+        details: { suggestion: `https://${url.host}${url.pathname === '/' ? '' : url.pathname}` },
+      },
+    );
   }
   if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
     throw new MmauthError('invalid_base_url', 'the base URL must not carry credentials, a query or a fragment');

@@ -22,18 +22,30 @@ export function implicitParameters(url: URL): URLSearchParams {
  * (bearer, any case) and an optional whole-second `expires_in` are returned as a TokenResponse
  * (`malformed_response` for a bad field).
  */
-export function parseImplicitAuthorizationResponse(endpoints: Endpoints, parameters: URLSearchParams, expectedState: string): TokenResponse {
+export function parseImplicitAuthorizationResponse(
+  endpoints: Endpoints,
+  parameters: URLSearchParams,
+  expectedState: string,
+): TokenResponse {
   const issuer = parameters.get('iss');
   if (issuer !== null && issuer !== endpoints.baseUrl) {
     throw new MmauthError('state_mismatch', `callback rejected: "iss" is ${issuer}, expected ${endpoints.baseUrl}`);
   }
   const state = parameters.get('state');
   if (state === null || !isSameSecret(state, expectedState)) {
-    throw new MmauthError('state_mismatch', `callback rejected: ${state === null ? 'missing "state"' : 'unexpected "state" value'}`);
+    throw new MmauthError(
+      'state_mismatch',
+      `callback rejected: ${state === null ? 'missing "state"' : 'unexpected "state" value'}`,
+    );
   }
   const error = parameters.get('error');
   if (error !== null) {
-    throw oauthErrorAnswer('authorization_error', 'the authorization server', error, parameters.get('error_description') ?? undefined);
+    throw oauthErrorAnswer(
+      'authorization_error',
+      'the authorization server',
+      error,
+      parameters.get('error_description') ?? undefined,
+    );
   }
   if (parameters.get('code') !== null && parameters.get('access_token') === null) {
     const what = 'carried an authorization code instead of a token: the server ignored response_type=token';

@@ -18,6 +18,9 @@ export function readJsonBody(bytes: Uint8Array, endpoint: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new MmauthError('malformed_response', `${endpoint} sent a malformed answer: the body is not JSON${/^\s*</.test(text) ? ' (it looks like HTML)' : ''}`);
+    throw new MmauthError(
+      'malformed_response',
+      `${endpoint} sent a malformed answer: the body is not JSON${/^\s*</.test(text) ? ' (it looks like HTML)' : ''}`,
+    );
   }
 }

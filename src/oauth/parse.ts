@@ -42,7 +42,10 @@ function parseLifetime(endpoint: string, field: string, value: unknown): number 
     return undefined;
   }
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_LIFETIME_S) {
-    throw malformed(endpoint, `"${field}" must be a whole number of seconds between 0 and ${MAX_LIFETIME_S}, got ${JSON.stringify(value)}`);
+    throw malformed(
+      endpoint,
+      `"${field}" must be a whole number of seconds between 0 and ${MAX_LIFETIME_S}, got ${JSON.stringify(value)}`,
+    );
   }
   return value;
 }
@@ -66,7 +69,11 @@ export function parseTokenResponse(json: unknown, endpoint = 'the token endpoint
   if (tokenType.toLowerCase() !== 'bearer') {
     throw malformed(endpoint, `"token_type" is "${tokenType}", mmauth only handles bearer tokens (RFC 6750)`);
   }
-  if (scope !== undefined && scope !== null && (typeof scope !== 'string' || (scope !== '' && !isVisibleAscii(scope)))) {
+  if (
+    scope !== undefined &&
+    scope !== null &&
+    (typeof scope !== 'string' || (scope !== '' && !isVisibleAscii(scope)))
+  ) {
     throw malformed(endpoint, '"scope" must be a space-separated string of printable ASCII scope tokens');
   }
   return {
@@ -88,7 +95,12 @@ export function parseTokenInfo(json: unknown, endpoint = 'the token info endpoin
     throw malformed(endpoint, 'the body is not a JSON object');
   }
   const owner = json.resource_owner_id;
-  if (owner !== null && owner !== undefined && !(typeof owner === 'number' && Number.isInteger(owner)) && typeof owner !== 'string') {
+  if (
+    owner !== null &&
+    owner !== undefined &&
+    !(typeof owner === 'number' && Number.isInteger(owner)) &&
+    typeof owner !== 'string'
+  ) {
     throw malformed(endpoint, '"resource_owner_id" must be an integer, a string or null');
   }
   const scopes = parseScopeList(endpoint, json.scope ?? json.scopes);
@@ -107,7 +119,11 @@ export function parseTokenInfo(json: unknown, endpoint = 'the token info endpoin
     applicationUid = uid;
   }
   const createdAt = json.created_at;
-  if (createdAt !== undefined && createdAt !== null && !(typeof createdAt === 'number' && Number.isInteger(createdAt))) {
+  if (
+    createdAt !== undefined &&
+    createdAt !== null &&
+    !(typeof createdAt === 'number' && Number.isInteger(createdAt))
+  ) {
     throw malformed(endpoint, '"created_at" must be an integer (Unix seconds)');
   }
   return {
@@ -130,7 +146,10 @@ function parseScopeList(endpoint: string, value: unknown): string[] {
     }
     return splitScope(value);
   }
-  if (!Array.isArray(value) || !value.every((item): item is string => typeof item === 'string' && isVisibleAscii(item))) {
+  if (
+    !Array.isArray(value) ||
+    !value.every((item): item is string => typeof item === 'string' && isVisibleAscii(item))
+  ) {
     throw malformed(endpoint, '"scope" must be an array of strings');
   }
   return value;

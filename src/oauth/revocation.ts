@@ -1,6 +1,13 @@
 import { MmauthError } from '../errors.js';
 import { describeOAuthFailure } from './describe-error.js';
-import { authorizationServer, clientAuthFor, loadOAuth, requestOptions, type ClientAuthentication, type ServerConfiguration } from './server-configuration.js';
+import {
+  authorizationServer,
+  clientAuthFor,
+  loadOAuth,
+  requestOptions,
+  type ClientAuthentication,
+  type ServerConfiguration,
+} from './server-configuration.js';
 
 /**
  * Asks `POST {base}/oauth2/revoke` to revoke `token` (RFC 7009 §2.1; spec §4.4) with the client's
@@ -9,10 +16,20 @@ import { authorizationServer, clientAuthFor, loadOAuth, requestOptions, type Cli
  * error (Doorkeeper's 403 unauthorized_client), prefixed "the token was NOT revoked"; else what
  * describeOAuthFailure gives.
  */
-export async function requestRevocation(server: ServerConfiguration, client: ClientAuthentication, token: string): Promise<void> {
+export async function requestRevocation(
+  server: ServerConfiguration,
+  client: ClientAuthentication,
+  token: string,
+): Promise<void> {
   const lib = await loadOAuth();
   const [oauthClient, auth] = clientAuthFor(lib, client);
-  const response = await lib.revocationRequest(authorizationServer(server.endpoints), oauthClient, auth, token, requestOptions(lib, server));
+  const response = await lib.revocationRequest(
+    authorizationServer(server.endpoints),
+    oauthClient,
+    auth,
+    token,
+    requestOptions(lib, server),
+  );
   try {
     await lib.processRevocationResponse(response);
   } catch (failure) {

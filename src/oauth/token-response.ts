@@ -1,7 +1,14 @@
 import type * as oauth from 'oauth4webapi';
 import { MmauthError } from '../errors.js';
 import type { HttpResponse } from '../http/http-types.js';
-import { describeOAuthFailure, oauthErrorAnswer, oauthErrorFields, parseChallengeError, statusError, type OAuthErrorFields } from './describe-error.js';
+import {
+  describeOAuthFailure,
+  oauthErrorAnswer,
+  oauthErrorFields,
+  parseChallengeError,
+  statusError,
+  type OAuthErrorFields,
+} from './describe-error.js';
 import { readJsonBody } from './json-body.js';
 import { parseTokenResponse, type TokenResponse } from './parse.js';
 

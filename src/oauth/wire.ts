@@ -47,7 +47,12 @@ export interface OAuthErrorWire {
 export type TokenOrigin = 'authorization_code' | 'client_credentials' | 'implicit' | 'personal';
 
 /** Every TokenOrigin, for parsers. */
-export const TOKEN_ORIGINS: readonly TokenOrigin[] = ['authorization_code', 'client_credentials', 'implicit', 'personal'];
+export const TOKEN_ORIGINS: readonly TokenOrigin[] = [
+  'authorization_code',
+  'client_credentials',
+  'implicit',
+  'personal',
+];
 
 /** Scopes the spec names (§2.5); the default is `service`. */
 export const KNOWN_SCOPES = [

@@ -82,7 +82,10 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
   };
 
   /** The read-modify-write itself; the caller holds the lock. */
-  const writeProfile = async (name: string, change: (current: Profile) => Profile | undefined): Promise<Profile | undefined> => {
+  const writeProfile = async (
+    name: string,
+    change: (current: Profile) => Profile | undefined,
+  ): Promise<Profile | undefined> => {
     const all = readAll();
     const raw = all[name];
     const next = change(raw === undefined ? emptyProfile() : parse(name, raw));
@@ -107,7 +110,11 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       conf.set('profiles', profiles);
       chmodSync(path, 0o600);
     } catch (error) {
-      throw storeError('store_write_failed', `cannot write config file ${path}: ${error instanceof Error ? error.message : String(error)}`, error);
+      throw storeError(
+        'store_write_failed',
+        `cannot write config file ${path}: ${error instanceof Error ? error.message : String(error)}`,
+        error,
+      );
     }
     return next;
   };
@@ -129,9 +136,18 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       let release: () => Promise<void>;
       try {
         // A lock older than 10 s is stale (its holder died); retries span about 10 s in all.
-        release = await lock(path, { realpath: false, stale: 10_000, update: 2_000, retries: { retries: 60, factor: 1.2, minTimeout: 10, maxTimeout: 300, randomize: true } });
+        release = await lock(path, {
+          realpath: false,
+          stale: 10_000,
+          update: 2_000,
+          retries: { retries: 60, factor: 1.2, minTimeout: 10, maxTimeout: 300, randomize: true },
+        });
       } catch (error) {
-        throw storeError('store_lock_failed', `cannot lock config file ${path} (${error instanceof Error ? error.message : String(error)})`, error);
+        throw storeError(
+          'store_lock_failed',
+          `cannot lock config file ${path} (${error instanceof Error ? error.message : String(error)})`,
+          error,
+        );
       }
       try {
         return await writeProfile(name, change);

@@ -31,7 +31,14 @@ export interface Profile {
 
 /** A profile with nothing in it. */
 export function emptyProfile(): Profile {
-  return { baseUrl: undefined, clientId: undefined, clientSecret: undefined, scope: undefined, redirectUri: undefined, token: undefined };
+  return {
+    baseUrl: undefined,
+    clientId: undefined,
+    clientSecret: undefined,
+    scope: undefined,
+    redirectUri: undefined,
+    token: undefined,
+  };
 }
 
 /** Returns `name` if it is a profile name (letters, digits, `.`, `_`, `-`, 1 to 64), else throws `invalid_profile_name`. */

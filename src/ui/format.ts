@@ -8,7 +8,12 @@ export function maskToken(token: string): string {
 
 /** A duration in whole seconds as `1h 59m`, `2d 3h`, `45s`: the largest unit and the next, if non-zero. */
 export function formatDuration(totalSeconds: number): string {
-  const units: [string, number][] = [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]];
+  const units: [string, number][] = [
+    ['d', 86_400],
+    ['h', 3_600],
+    ['m', 60],
+    ['s', 1],
+  ];
   let rest = Math.max(0, Math.round(totalSeconds));
   const counts = units.map(([name, size]) => {
     const count = Math.floor(rest / size);

@@ -26,7 +26,11 @@ export interface Prompter {
    * Asks to tick any of `choices` (space toggles, enter confirms; at least one). Returns the
    * ticked values in the order given. Throws `prompt_unavailable` naming `alternatives` without a TTY.
    */
-  checkbox(message: string, choices: ReadonlyArray<{ value: string; isChecked: boolean }>, alternatives: string): Promise<string[]>;
+  checkbox(
+    message: string,
+    choices: ReadonlyArray<{ value: string; isChecked: boolean }>,
+    alternatives: string,
+  ): Promise<string[]>;
 }
 
 /** Whether CI is set the way CI systems set it (`CI=true`, `CI=1`). */
@@ -61,7 +65,10 @@ export function createPrompter(io: PromptEnvironment): Prompter {
     async text(message, alternatives, validate) {
       refuse(message, alternatives);
       const { default: input } = await import('@inquirer/input');
-      const answer = await input({ message, required: true, validate: (value) => validate?.(value.trim()) ?? true }, context());
+      const answer = await input(
+        { message, required: true, validate: (value) => validate?.(value.trim()) ?? true },
+        context(),
+      );
       return answer.trim();
     },
     async checkbox(message, choices, alternatives) {

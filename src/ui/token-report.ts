@@ -24,7 +24,14 @@ export function tokenJson(token: StoredToken, profileName: string, nowMs: number
  * Prints a newly obtained token: tokenJson on stdout with `isJson`, and for people on stderr the
  * `headline`, scope, lifetime (human and absolute) and the masked token.
  */
-export function reportToken(out: Output, token: StoredToken, profileName: string, nowMs: number, isJson: boolean, headline: string): void {
+export function reportToken(
+  out: Output,
+  token: StoredToken,
+  profileName: string,
+  nowMs: number,
+  isJson: boolean,
+  headline: string,
+): void {
   if (isJson) out.json(tokenJson(token, profileName, nowMs));
   out.success(headline);
   out.field('scope', token.scope ?? '(none)');

@@ -16,7 +16,13 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
  * elsewhere, or with `isStatic` (the user may be typing), one line saying how long it will wait.
  * `deadlineMs` is absolute (epoch ms).
  */
-export function startWaitIndicator(out: Output, message: string, deadlineMs: number, nowMs: () => number, options: { isStatic?: boolean } = {}): WaitIndicator {
+export function startWaitIndicator(
+  out: Output,
+  message: string,
+  deadlineMs: number,
+  nowMs: () => number,
+  options: { isStatic?: boolean } = {},
+): WaitIndicator {
   if (!out.isTerminal || options.isStatic === true) {
     out.info(`${message} (up to ${formatDuration((deadlineMs - nowMs()) / 1000)})…`);
     return { log: (print) => print(), stop: () => undefined };

@@ -15,7 +15,12 @@ export function listenOnLoopback(server: Server, port: number, host = '127.0.0.1
       } else if (error.code === 'EACCES') {
         reject(new MmauthError('port_not_allowed', `not allowed to listen on port ${port}`, { cause: error, details }));
       } else {
-        reject(new MmauthError('listener_failed', `cannot listen on ${host}:${port}: ${error.message}`, { cause: error, details }));
+        reject(
+          new MmauthError('listener_failed', `cannot listen on ${host}:${port}: ${error.message}`, {
+            cause: error,
+            details,
+          }),
+        );
       }
     };
     server.once('error', onError);

@@ -9,10 +9,17 @@ describe('mmauth client-credentials', () => {
   it('gets a token with the client credentials in the body and stores it', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const result = await runCli(['client-credentials', '--json', '--scope', 'service userprofile.profile'], { env: emulator.env(configDir) });
+    const result = await runCli(['client-credentials', '--json', '--scope', 'service userprofile.profile'], {
+      env: emulator.env(configDir),
+    });
     expect(result.code).toBe(0);
     const json = JSON.parse(result.stdout);
-    expect(json).toMatchObject({ token_type: 'bearer', scope: 'service userprofile.profile', expires_in: 7200, grant: 'client_credentials' });
+    expect(json).toMatchObject({
+      token_type: 'bearer',
+      scope: 'service userprofile.profile',
+      expires_in: 7200,
+      grant: 'client_credentials',
+    });
     expect(json.expires_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const request = new URLSearchParams(emulator.requests.find((r) => r.url === '/oauth2/token')?.body);
     expect(Object.fromEntries(request)).toEqual({
@@ -21,7 +28,9 @@ describe('mmauth client-credentials', () => {
       client_secret: emulator.client.clientSecret,
       scope: 'service userprofile.profile',
     });
-    expect(readConfig(configDir)).toMatchObject({ profiles: { default: { token: { access_token: json.access_token, grant: 'client_credentials' } } } });
+    expect(readConfig(configDir)).toMatchObject({
+      profiles: { default: { token: { access_token: json.access_token, grant: 'client_credentials' } } },
+    });
   });
 
   it('with --no-save prints the token and stores nothing', async () => {
@@ -57,24 +66,35 @@ describe('mmauth client-credentials', () => {
   });
 
   it.each([
-    ['--client-secret-file', (dir: string, secret: string) => {
-      const file = join(dir, '..', 'secret.txt');
-      writeFileSync(file, `${secret}\n`);
-      return { args: ['--client-secret-file', file], input: undefined };
-    }],
-    ['--client-secret-stdin', (_dir: string, secret: string) => ({ args: ['--client-secret-stdin'], input: `${secret}\n` })],
+    [
+      '--client-secret-file',
+      (dir: string, secret: string) => {
+        const file = join(dir, '..', 'secret.txt');
+        writeFileSync(file, `${secret}\n`);
+        return { args: ['--client-secret-file', file], input: undefined };
+      },
+    ],
+    [
+      '--client-secret-stdin',
+      (_dir: string, secret: string) => ({ args: ['--client-secret-stdin'], input: `${secret}\n` }),
+    ],
   ])('reads the secret from %s', async (_name, source) => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
     const { args, input } = source(configDir, emulator.client.clientSecret);
-    const result = await runCli(['client-credentials', '--no-save', ...args], { env: emulator.env(configDir, { MMAUTH_CLIENT_SECRET: undefined }), ...(input === undefined ? {} : { input }) });
+    const result = await runCli(['client-credentials', '--no-save', ...args], {
+      env: emulator.env(configDir, { MMAUTH_CLIENT_SECRET: undefined }),
+      ...(input === undefined ? {} : { input }),
+    });
     expect(result.code).toBe(0);
   });
 
   it('exits 4 on a wrong secret and stores nothing', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const result = await runCli(['client-credentials'], { env: emulator.env(configDir, { MMAUTH_CLIENT_SECRET: 'nope' }) });
+    const result = await runCli(['client-credentials'], {
+      env: emulator.env(configDir, { MMAUTH_CLIENT_SECRET: 'nope' }),
+    });
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/invalid_client/);
     expect(result.stdout).toBe('');
@@ -89,7 +109,9 @@ describe('mmauth client-credentials', () => {
   ])('exits 2 on %s', async (_name, args, code, message) => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const result = await runCli(['client-credentials', ...args], { env: emulator.env(configDir, args.includes('--client-id') ? { MMAUTH_CLIENT_ID: undefined } : {}) });
+    const result = await runCli(['client-credentials', ...args], {
+      env: emulator.env(configDir, args.includes('--client-id') ? { MMAUTH_CLIENT_ID: undefined } : {}),
+    });
     expect(result.code).toBe(code);
     expect(result.stderr).toMatch(message);
     expect(readConfigText(configDir)).toBeUndefined();
@@ -116,7 +138,12 @@ describe('mmauth client-credentials against a server that never answers', () => 
       silent.close();
     });
     const baseUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
-    const env = { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_BASE_URL: baseUrl, MMAUTH_CLIENT_ID: 'x', MMAUTH_CLIENT_SECRET: 'y' };
+    const env = {
+      MMAUTH_CONFIG_DIR: makeConfigDir(),
+      MMAUTH_BASE_URL: baseUrl,
+      MMAUTH_CLIENT_ID: 'x',
+      MMAUTH_CLIENT_SECRET: 'y',
+    };
 
     const started = Date.now();
     const timedOut = await runCli(['client-credentials', '--timeout', '1'], { env });

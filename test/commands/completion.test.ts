@@ -2,7 +2,18 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 
-const COMMANDS = ['login', 'client-credentials', 'info', 'revoke', 'token', 'header', 'status', 'logout', 'emulator', 'completion'];
+const COMMANDS = [
+  'login',
+  'client-credentials',
+  'info',
+  'revoke',
+  'token',
+  'header',
+  'status',
+  'logout',
+  'emulator',
+  'completion',
+];
 
 /** Completes `line` (as typed after the prompt) in a real bash with the generated script loaded. */
 function completeInBash(script: string, line: string): string[] {
@@ -23,8 +34,21 @@ describe('mmauth completion', () => {
     expect(completeInBash(script, 'mmauth ')).toEqual([...COMMANDS, '--help', '--version']);
     expect(completeInBash(script, 'mmauth lo')).toEqual(['login', 'logout']);
     expect(completeInBash(script, 'mmauth login --im')).toEqual(['--implicit']);
-    expect(completeInBash(script, 'mmauth token --')).toEqual(['--profile', '--json', '--verbose', '--min-ttl', '--help']);
-    expect(completeInBash(script, 'mmauth token -')).toEqual(['--profile', '--json', '--verbose', '--min-ttl', '-h', '--help']);
+    expect(completeInBash(script, 'mmauth token --')).toEqual([
+      '--profile',
+      '--json',
+      '--verbose',
+      '--min-ttl',
+      '--help',
+    ]);
+    expect(completeInBash(script, 'mmauth token -')).toEqual([
+      '--profile',
+      '--json',
+      '--verbose',
+      '--min-ttl',
+      '-h',
+      '--help',
+    ]);
     expect(completeInBash(script, 'mmauth emulator --flavor ')).toEqual(['spec', 'doorkeeper5']);
     expect(completeInBash(script, 'mmauth login --profile ')).toEqual([]);
     expect(completeInBash(script, 'mmauth completion ')).toEqual(['bash', 'zsh', 'fish']);
@@ -39,9 +63,13 @@ describe('mmauth completion', () => {
       expect(zsh).toMatch(new RegExp(`^ {4}${command}\\)$`, 'm'));
       expect(fish).toContain(`complete -c mmauth -n __fish_use_subcommand -a ${command} -d `);
     }
-    expect(zsh).toContain(`--client-secret-file'[read the client secret from this file (or set MMAUTH_CLIENT_SECRET)]:file:_files'`);
+    expect(zsh).toContain(
+      `--client-secret-file'[read the client secret from this file (or set MMAUTH_CLIENT_SECRET)]:file:_files'`,
+    );
     expect(fish).toContain(`complete -c mmauth -n '__fish_seen_subcommand_from login' -l client-secret-file -r -F`);
-    expect(fish).toContain(`complete -c mmauth -n '__fish_seen_subcommand_from emulator' -l flavor -x -a 'spec doorkeeper5'`);
+    expect(fish).toContain(
+      `complete -c mmauth -n '__fish_seen_subcommand_from emulator' -l flavor -x -a 'spec doorkeeper5'`,
+    );
   });
 
   it('refuses an unknown shell with exit 2', async () => {

@@ -9,7 +9,9 @@ interface EmulatorLine {
   personal_access_token: string;
 }
 
-async function startEmulatorCli(args: string[] = []): Promise<{ line: EmulatorLine; stop: () => Promise<number | null> }> {
+async function startEmulatorCli(
+  args: string[] = [],
+): Promise<{ line: EmulatorLine; stop: () => Promise<number | null> }> {
   const emulator = startCli(['emulator', '--port', '0', '--json', ...args], { timeoutMs: 25_000 });
   await emulator.waitForStderr(/Press Ctrl-C to stop/);
   const line = JSON.parse(emulator.stdout().trim()) as EmulatorLine;
@@ -25,11 +27,19 @@ async function startEmulatorCli(args: string[] = []): Promise<{ line: EmulatorLi
 describe('mmauth emulator', () => {
   it('prints one JSON line with the seeded credentials, serves, and stops with exit 0 on Ctrl-C', async () => {
     const { line, stop } = await startEmulatorCli();
-    expect(Object.keys(line).sort()).toEqual(['base_url', 'client_id', 'client_secret', 'personal_access_token', 'user']);
+    expect(Object.keys(line).sort()).toEqual([
+      'base_url',
+      'client_id',
+      'client_secret',
+      'personal_access_token',
+      'user',
+    ]);
     expect(line.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(line.user).toEqual({ id: 42, login: 'demo', password: 'demo' });
     const configDir = makeConfigDir();
-    const info = await runCli(['info', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: line.base_url, MMAUTH_TOKEN: line.personal_access_token } });
+    const info = await runCli(['info', '--json'], {
+      env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: line.base_url, MMAUTH_TOKEN: line.personal_access_token },
+    });
     expect(info.code).toBe(0);
     expect(JSON.parse(info.stdout)).toMatchObject({ resource_owner_id: 42, expires_in: null });
     expect(await stop()).toBe(0);
@@ -39,7 +49,13 @@ describe('mmauth emulator', () => {
     const { line, stop } = await startEmulatorCli(['--auto-approve', '--token-ttl', '0']);
     const configDir = makeConfigDir();
     const result = await runCli(['login', '--json'], {
-      env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: line.base_url, MMAUTH_CLIENT_ID: line.client_id, MMAUTH_CLIENT_SECRET: line.client_secret, BROWSER: 'curl -s -o /dev/null -L' },
+      env: {
+        MMAUTH_CONFIG_DIR: configDir,
+        MMAUTH_BASE_URL: line.base_url,
+        MMAUTH_CLIENT_ID: line.client_id,
+        MMAUTH_CLIENT_SECRET: line.client_secret,
+        BROWSER: 'curl -s -o /dev/null -L',
+      },
     });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ expires_in: null, grant: 'authorization_code' });

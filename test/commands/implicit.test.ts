@@ -3,7 +3,13 @@ import { runHeadlessBrowser } from '../../src/demo/headless-browser.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
 
-const agent = (decision: 'allow' | 'deny') => ({ login: 'demo', password: 'demo', decision, log: () => undefined, timeoutMs: 10_000 });
+const agent = (decision: 'allow' | 'deny') => ({
+  login: 'demo',
+  password: 'demo',
+  decision,
+  log: () => undefined,
+  timeoutMs: 10_000,
+});
 const AUTHORIZE_URL = /http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/;
 
 describe('mmauth login --implicit (token in the fragment, relayed by the listener page)', () => {
@@ -19,7 +25,12 @@ describe('mmauth login --implicit (token in the fragment, relayed by the listene
     expect(result.stderr).toContain('deprecated (RFC 9700 §2.1.2');
     const json = JSON.parse(result.stdout);
     // The emulator, like Doorkeeper, sends no scope in the fragment: the requested one was granted.
-    expect(json).toMatchObject({ token_type: 'bearer', scope: 'service userinfo.email', expires_in: 7200, grant: 'implicit' });
+    expect(json).toMatchObject({
+      token_type: 'bearer',
+      scope: 'service userinfo.email',
+      expires_in: 7200,
+      grant: 'implicit',
+    });
 
     const authorize = emulator.requests.find((r) => r.method === 'GET' && r.url.startsWith('/oauth2/authorize'));
     const query = new URL(authorize?.url ?? '', emulator.baseUrl).searchParams;
@@ -29,7 +40,10 @@ describe('mmauth login --implicit (token in the fragment, relayed by the listene
     expect(emulator.requests.some((r) => r.url === '/oauth2/token')).toBe(false);
 
     const config = readConfig(configDir) as { profiles: { default: Record<string, unknown> } };
-    expect(config.profiles.default).toMatchObject({ client_id: 'mmauth-demo', token: { access_token: json.access_token, grant: 'implicit' } });
+    expect(config.profiles.default).toMatchObject({
+      client_id: 'mmauth-demo',
+      token: { access_token: json.access_token, grant: 'implicit' },
+    });
     expect(config.profiles.default).not.toHaveProperty('client_secret');
 
     const info = await runCli(['info', '--json'], { env: emulator.env(configDir) });
@@ -39,7 +53,9 @@ describe('mmauth login --implicit (token in the fragment, relayed by the listene
 
   it('serves a relay page whose CSP allows exactly its own script and its own origin', async () => {
     const emulator = await startTestEmulator();
-    const login = startCli(['login', '--implicit', '--no-browser', '--wait', '15'], { env: emulator.env(makeConfigDir()) });
+    const login = startCli(['login', '--implicit', '--no-browser', '--wait', '15'], {
+      env: emulator.env(makeConfigDir()),
+    });
     const [url] = await login.waitForStderr(AUTHORIZE_URL);
     const redirectUri = new URL(url).searchParams.get('redirect_uri') ?? '';
 
@@ -54,7 +70,11 @@ describe('mmauth login --implicit (token in the fragment, relayed by the listene
     expect(html).toContain('location.hash');
 
     // A POST from another origin (a web page the user happens to visit) is refused.
-    const foreign = await fetch(redirectUri, { method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: 'access_token=x&state=y' });
+    const foreign = await fetch(redirectUri, {
+      method: 'POST',
+      headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'access_token=x&state=y',
+    });
     expect(foreign.status).toBe(403);
     const noOrigin = await fetch(redirectUri, { method: 'POST', body: 'access_token=x&state=y' });
     expect(noOrigin.status).toBe(403);
@@ -86,11 +106,19 @@ describe('mmauth login --implicit (token in the fragment, relayed by the listene
     const [url] = await login.waitForStderr(AUTHORIZE_URL);
     const redirectUri = new URL(url).searchParams.get('redirect_uri') ?? '';
     const origin = new URL(redirectUri).origin;
-    const relay = (fragment: string) => fetch(redirectUri, { method: 'POST', headers: { origin, 'content-type': 'application/x-www-form-urlencoded' }, body: fragment });
+    const relay = (fragment: string) =>
+      fetch(redirectUri, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: fragment,
+      });
 
     const forged = await relay('access_token=forged-token-0123456789&token_type=Bearer&state=wrong');
     expect(forged.status).toBe(400);
-    expect(await forged.json()).toMatchObject({ result: 'error', detail: expect.stringContaining('unexpected "state"') });
+    expect(await forged.json()).toMatchObject({
+      result: 'error',
+      detail: expect.stringContaining('unexpected "state"'),
+    });
     const stateless = await relay('access_token=forged-token-0123456789&token_type=Bearer');
     expect(stateless.status).toBe(400);
 
@@ -105,7 +133,10 @@ describe('mmauth login --implicit (token in the fragment, relayed by the listene
 
   it('refuses --implicit together with a client secret source, before any request', async () => {
     const emulator = await startTestEmulator();
-    const result = await runCli(['login', '--implicit', '--client-secret-stdin'], { env: emulator.env(makeConfigDir()), input: 'secret\n' });
+    const result = await runCli(['login', '--implicit', '--client-secret-stdin'], {
+      env: emulator.env(makeConfigDir()),
+      input: 'secret\n',
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('uses no client secret');
     expect(emulator.requests).toHaveLength(0);

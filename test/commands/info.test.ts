@@ -22,7 +22,9 @@ describe('mmauth info', () => {
   it('shows owner, scopes, lifetime, application and the masked token of a personal access token', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const result = await runCli(['info'], { env: emulator.env(configDir, { MMAUTH_TOKEN: emulator.personalAccessToken }) });
+    const result = await runCli(['info'], {
+      env: emulator.env(configDir, { MMAUTH_TOKEN: emulator.personalAccessToken }),
+    });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/owner:\s+42/);
@@ -61,9 +63,19 @@ describe('mmauth info', () => {
     expect(result.stderr).toContain('not logged in: profile "work" has no stored token');
   });
 
-  it.each(['info', 'login', 'client-credentials', 'revoke'])('%s refuses a non-loopback http:// base URL with exit 2', async (command) => {
-    const result = await runCli([command, '--base-url', 'http://maps.example.com'], { env: { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_CLIENT_ID: 'x', MMAUTH_CLIENT_SECRET: 'y', MMAUTH_TOKEN: 'z' } });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('refusing plain http to maps.example.com');
-  });
+  it.each(['info', 'login', 'client-credentials', 'revoke'])(
+    '%s refuses a non-loopback http:// base URL with exit 2',
+    async (command) => {
+      const result = await runCli([command, '--base-url', 'http://maps.example.com'], {
+        env: {
+          MMAUTH_CONFIG_DIR: makeConfigDir(),
+          MMAUTH_CLIENT_ID: 'x',
+          MMAUTH_CLIENT_SECRET: 'y',
+          MMAUTH_TOKEN: 'z',
+        },
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('refusing plain http to maps.example.com');
+    },
+  );
 });

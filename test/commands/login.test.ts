@@ -5,18 +5,32 @@ import { runHeadlessBrowser } from '../../src/demo/headless-browser.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
 
-const agent = (decision: 'allow' | 'deny') => ({ login: 'demo', password: 'demo', decision, log: () => undefined, timeoutMs: 10_000 });
+const agent = (decision: 'allow' | 'deny') => ({
+  login: 'demo',
+  password: 'demo',
+  decision,
+  log: () => undefined,
+  timeoutMs: 10_000,
+});
 
 describe('mmauth login (authorization code flow against the emulator)', () => {
   it('signs in through the user agent, sends state and PKCE S256, and stores the token', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const result = await runCli(['login', '--json', '--scope', 'service userinfo.email'], { env: emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }) });
+    const result = await runCli(['login', '--json', '--scope', 'service userinfo.email'], {
+      env: emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }),
+    });
 
     expect(result.stderr).toContain('Logged in to');
     expect(result.code).toBe(0);
     const json = JSON.parse(result.stdout);
-    expect(json).toMatchObject({ token_type: 'bearer', scope: 'service userinfo.email', expires_in: 7200, grant: 'authorization_code', profile: 'default' });
+    expect(json).toMatchObject({
+      token_type: 'bearer',
+      scope: 'service userinfo.email',
+      expires_in: 7200,
+      grant: 'authorization_code',
+      profile: 'default',
+    });
     expect(json.access_token).toMatch(/^[\w-]{43}$/);
 
     const authorize = emulator.requests.find((r) => r.method === 'GET' && r.url.startsWith('/oauth2/authorize'));
@@ -42,7 +56,12 @@ describe('mmauth login (authorization code flow against the emulator)', () => {
           client_id: 'mmauth-demo',
           client_secret: emulator.client.clientSecret,
           scope: 'service userinfo.email',
-          token: { access_token: json.access_token, token_type: 'bearer', grant: 'authorization_code', scope: 'service userinfo.email' },
+          token: {
+            access_token: json.access_token,
+            token_type: 'bearer',
+            grant: 'authorization_code',
+            scope: 'service userinfo.email',
+          },
         },
       },
     });
@@ -110,7 +129,9 @@ describe('mmauth login (authorization code flow against the emulator)', () => {
   it('exits 4 and stores nothing when the client secret is wrong', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const result = await runCli(['login'], { env: emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CLIENT_SECRET: 'wrong-secret' }) });
+    const result = await runCli(['login'], {
+      env: emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CLIENT_SECRET: 'wrong-secret' }),
+    });
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('invalid_client');
     expect(result.stderr).not.toContain('wrong-secret');
@@ -120,7 +141,10 @@ describe('mmauth login (authorization code flow against the emulator)', () => {
   it('without a TTY and without a secret, exits 2 naming the ways to give one, and never prompts', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const result = await runCli(['login', '--no-browser'], { env: emulator.env(configDir, { MMAUTH_CLIENT_SECRET: undefined }), timeoutMs: 10_000 });
+    const result = await runCli(['login', '--no-browser'], {
+      env: emulator.env(configDir, { MMAUTH_CLIENT_SECRET: undefined }),
+      timeoutMs: 10_000,
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('MMAUTH_CLIENT_SECRET');
     expect(result.stderr).toContain('--client-secret-file');
@@ -131,14 +155,19 @@ describe('mmauth login (authorization code flow against the emulator)', () => {
   it('listens on a fixed --redirect-uri port and remembers it in the profile', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const probe = await import('node:net').then(({ createServer }) => new Promise<number>((resolve) => {
-      const server = createServer().listen(0, '127.0.0.1', () => {
-        const port = (server.address() as { port: number }).port;
-        server.close(() => resolve(port));
-      });
-    }));
+    const probe = await import('node:net').then(
+      ({ createServer }) =>
+        new Promise<number>((resolve) => {
+          const server = createServer().listen(0, '127.0.0.1', () => {
+            const port = (server.address() as { port: number }).port;
+            server.close(() => resolve(port));
+          });
+        }),
+    );
     const redirectUri = `http://127.0.0.1:${probe}/callback`;
-    const result = await runCli(['login', '--redirect-uri', redirectUri], { env: emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }) });
+    const result = await runCli(['login', '--redirect-uri', redirectUri], {
+      env: emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }),
+    });
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(encodeURIComponent(redirectUri));
     expect(readConfig(configDir)).toMatchObject({ profiles: { default: { redirect_uri: redirectUri } } });
@@ -157,7 +186,9 @@ describe('mmauth login (authorization code flow against the emulator)', () => {
 
   it('names --redirect-uri when the fixed port is in use', async () => {
     const emulator = await startTestEmulator();
-    const result = await runCli(['login', '--redirect-uri', `http://127.0.0.1:${emulator.port}/callback`], { env: emulator.env(makeConfigDir()) });
+    const result = await runCli(['login', '--redirect-uri', `http://127.0.0.1:${emulator.port}/callback`], {
+      env: emulator.env(makeConfigDir()),
+    });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/port \d+ on 127\.0\.0\.1 is in use/);
     expect(result.stderr).toContain('--redirect-uri');

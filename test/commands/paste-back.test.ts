@@ -4,14 +4,24 @@ import { makeConfigDir, startCli } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
 
 /** A browser on another machine: it signs in but cannot load the loopback redirect URI. */
-const remoteAgent = { login: 'demo', password: 'demo', decision: 'allow' as const, log: () => undefined, timeoutMs: 10_000, isRedirectUnreachable: true };
+const remoteAgent = {
+  login: 'demo',
+  password: 'demo',
+  decision: 'allow' as const,
+  log: () => undefined,
+  timeoutMs: 10_000,
+  isRedirectUnreachable: true,
+};
 const AUTHORIZE_URL = /http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/;
 
 describe('paste-back: the URL the browser ended on, typed on stdin while the listener waits', () => {
   it('code flow: skips what is not the redirect, refuses a wrong state, then exchanges the pasted code', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const login = startCli(['login', '--no-browser', '--wait', '15'], { env: emulator.env(configDir), isStdinOpen: true });
+    const login = startCli(['login', '--no-browser', '--wait', '15'], {
+      env: emulator.env(configDir),
+      isStdinOpen: true,
+    });
     const [url] = await login.waitForStderr(AUTHORIZE_URL);
     const ended = await runHeadlessBrowser(url, remoteAgent);
     expect(ended.status).toBe(0);
@@ -40,7 +50,10 @@ describe('paste-back: the URL the browser ended on, typed on stdin while the lis
   it('implicit flow: the pasted URL carries the token in its fragment', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const login = startCli(['login', '--implicit', '--no-browser', '--wait', '15'], { env: emulator.env(configDir), isStdinOpen: true });
+    const login = startCli(['login', '--implicit', '--no-browser', '--wait', '15'], {
+      env: emulator.env(configDir),
+      isStdinOpen: true,
+    });
     const [url] = await login.waitForStderr(AUTHORIZE_URL);
     const ended = await runHeadlessBrowser(url, remoteAgent);
     expect(ended.finalUrl).toMatch(/\/callback#access_token=/);
@@ -48,13 +61,18 @@ describe('paste-back: the URL the browser ended on, typed on stdin while the lis
     const result = await login.done;
     expect(result.code).toBe(0);
     const token = new URLSearchParams(new URL(ended.finalUrl).hash.slice(1)).get('access_token');
-    expect(readConfig(configDir)).toMatchObject({ profiles: { default: { token: { access_token: token, grant: 'implicit' } } } });
+    expect(readConfig(configDir)).toMatchObject({
+      profiles: { default: { token: { access_token: token, grant: 'implicit' } } },
+    });
   });
 
   it('the listener still wins when the browser reaches it, and stdin stays unread afterwards', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const login = startCli(['login', '--no-browser', '--wait', '15'], { env: emulator.env(configDir), isStdinOpen: true });
+    const login = startCli(['login', '--no-browser', '--wait', '15'], {
+      env: emulator.env(configDir),
+      isStdinOpen: true,
+    });
     const [url] = await login.waitForStderr(AUTHORIZE_URL);
     const page = await runHeadlessBrowser(url, { ...remoteAgent, isRedirectUnreachable: false });
     expect(page.body).toContain('data-result="success"');
@@ -65,7 +83,10 @@ describe('paste-back: the URL the browser ended on, typed on stdin while the lis
   it('a pasted denial ends the login with exit 4', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const login = startCli(['login', '--no-browser', '--wait', '15'], { env: emulator.env(configDir), isStdinOpen: true });
+    const login = startCli(['login', '--no-browser', '--wait', '15'], {
+      env: emulator.env(configDir),
+      isStdinOpen: true,
+    });
     const [url] = await login.waitForStderr(AUTHORIZE_URL);
     const ended = await runHeadlessBrowser(url, { ...remoteAgent, decision: 'deny' });
     login.child.stdin?.write(`${ended.finalUrl}\n`);

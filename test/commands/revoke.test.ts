@@ -23,7 +23,12 @@ describe('mmauth revoke', () => {
 
     const result = await runCli(['revoke', '--json'], { env });
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ revoked: true, confirmed: true, token_forgotten: true, profile: 'default' });
+    expect(JSON.parse(result.stdout)).toEqual({
+      revoked: true,
+      confirmed: true,
+      token_forgotten: true,
+      profile: 'default',
+    });
     expect(result.stderr).toContain('confirmed: token info now refuses it');
     const revokeRequest = new URLSearchParams(emulator.requests.find((r) => r.url === '/oauth2/revoke')?.body);
     expect(revokeRequest.get('token')).toBe(token);
@@ -49,7 +54,7 @@ describe('mmauth revoke', () => {
     expect((await runCli(['info'], { env })).code).toBe(0);
   });
 
-  it("with a wrong secret Doorkeeper 5 answers 403 unauthorized_client: exit 4, token kept", async () => {
+  it('with a wrong secret Doorkeeper 5 answers 403 unauthorized_client: exit 4, token kept', async () => {
     const { configDir, env, before } = await withStoredToken({ flavor: 'doorkeeper5' });
     const result = await runCli(['revoke'], { env: { ...env, MMAUTH_CLIENT_SECRET: 'wrong' } });
     expect(result.code).toBe(4);

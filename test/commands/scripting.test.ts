@@ -25,7 +25,12 @@ describe('mmauth token and mmauth header', () => {
     ['no profile at all', {}, [], /not logged in: profile "default" has no stored token/],
     ['a profile without a token', { default: { base_url: 'http://127.0.0.1:1' } }, [], /not logged in/],
     ['an expired token', { default: { token: token('expired-token-000000000000', inS(-5)) } }, [], /expired at \d{4}-/],
-    ['less than --min-ttl left', { default: { token: token('short-token-0000000000000', inS(100)) } }, ['--min-ttl', '600'], /has \d+ s left, less than --min-ttl 600/],
+    [
+      'less than --min-ttl left',
+      { default: { token: token('short-token-0000000000000', inS(100)) } },
+      ['--min-ttl', '600'],
+      /has \d+ s left, less than --min-ttl 600/,
+    ],
   ])('%s: exit 4 and nothing on stdout', async (_name, profiles, extra, message) => {
     const configDir = makeConfigDir();
     writeProfiles(configDir, profiles);
@@ -39,12 +44,28 @@ describe('mmauth token and mmauth header', () => {
 
   it('prints the bare token and a newline; --min-ttl below the time left passes; a token with no expiry always passes', async () => {
     const configDir = makeConfigDir();
-    writeProfiles(configDir, { default: { token: token('valid-token-0000000000000', inS(3600)) }, pat: { token: token('forever-token-00000000000', undefined, 'personal') } });
-    expect(await runCli(['token'], { env: { MMAUTH_CONFIG_DIR: configDir } })).toMatchObject({ code: 0, stdout: 'valid-token-0000000000000\n', stderr: '' });
-    expect(await runCli(['token', '--min-ttl', '600'], { env: { MMAUTH_CONFIG_DIR: configDir } })).toMatchObject({ code: 0, stdout: 'valid-token-0000000000000\n' });
-    expect(await runCli(['token', '--profile', 'pat', '--min-ttl', '999999'], { env: { MMAUTH_CONFIG_DIR: configDir } })).toMatchObject({ code: 0, stdout: 'forever-token-00000000000\n' });
+    writeProfiles(configDir, {
+      default: { token: token('valid-token-0000000000000', inS(3600)) },
+      pat: { token: token('forever-token-00000000000', undefined, 'personal') },
+    });
+    expect(await runCli(['token'], { env: { MMAUTH_CONFIG_DIR: configDir } })).toMatchObject({
+      code: 0,
+      stdout: 'valid-token-0000000000000\n',
+      stderr: '',
+    });
+    expect(await runCli(['token', '--min-ttl', '600'], { env: { MMAUTH_CONFIG_DIR: configDir } })).toMatchObject({
+      code: 0,
+      stdout: 'valid-token-0000000000000\n',
+    });
+    expect(
+      await runCli(['token', '--profile', 'pat', '--min-ttl', '999999'], { env: { MMAUTH_CONFIG_DIR: configDir } }),
+    ).toMatchObject({ code: 0, stdout: 'forever-token-00000000000\n' });
     const json = await runCli(['token', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir } });
-    expect(JSON.parse(json.stdout)).toMatchObject({ access_token: 'valid-token-0000000000000', grant: 'authorization_code', profile: 'default' });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      access_token: 'valid-token-0000000000000',
+      grant: 'authorization_code',
+      profile: 'default',
+    });
     expect(JSON.parse(json.stdout).expires_in).toBeGreaterThan(3590);
   });
 
@@ -52,14 +73,23 @@ describe('mmauth token and mmauth header', () => {
     const configDir = makeConfigDir();
     writeProfiles(configDir, { work: { token: token('work-token-00000000000000', inS(3600)) } });
     const env = { MMAUTH_CONFIG_DIR: configDir, MMAUTH_PROFILE: 'work' };
-    expect(await runCli(['header'], { env })).toMatchObject({ code: 0, stdout: 'Authorization: Bearer work-token-00000000000000\n' });
-    expect(JSON.parse((await runCli(['header', '--json'], { env })).stdout)).toEqual({ Authorization: 'Bearer work-token-00000000000000' });
+    expect(await runCli(['header'], { env })).toMatchObject({
+      code: 0,
+      stdout: 'Authorization: Bearer work-token-00000000000000\n',
+    });
+    expect(JSON.parse((await runCli(['header', '--json'], { env })).stdout)).toEqual({
+      Authorization: 'Bearer work-token-00000000000000',
+    });
   });
 
   it('MMAUTH_TOKEN wins over the stored token', async () => {
     const configDir = makeConfigDir();
-    expect(await runCli(['token'], { env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_TOKEN: 'from-env-000000000000000' } })).toMatchObject({ code: 0, stdout: 'from-env-000000000000000\n' });
-    expect(await runCli(['header'], { env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_TOKEN: 'from-env-000000000000000' } })).toMatchObject({ code: 0, stdout: 'Authorization: Bearer from-env-000000000000000\n' });
+    expect(
+      await runCli(['token'], { env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_TOKEN: 'from-env-000000000000000' } }),
+    ).toMatchObject({ code: 0, stdout: 'from-env-000000000000000\n' });
+    expect(
+      await runCli(['header'], { env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_TOKEN: 'from-env-000000000000000' } }),
+    ).toMatchObject({ code: 0, stdout: 'Authorization: Bearer from-env-000000000000000\n' });
   });
 
   it('a token obtained from the emulator is the one token prints and the server accepts', async () => {
@@ -79,8 +109,17 @@ describe('mmauth status over several profiles', () => {
   it('lists every profile with its state and the config file; exit follows the selected profile', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    expect((await runCli(['client-credentials', '--profile', 'ci', '--scope', 'service userinfo.profile'], { env: emulator.env(configDir) })).code).toBe(0);
-    const pat = await runCli(['login', '--with-token', '--profile', 'pat'], { env: emulator.env(configDir), input: emulator.personalAccessToken });
+    expect(
+      (
+        await runCli(['client-credentials', '--profile', 'ci', '--scope', 'service userinfo.profile'], {
+          env: emulator.env(configDir),
+        })
+      ).code,
+    ).toBe(0);
+    const pat = await runCli(['login', '--with-token', '--profile', 'pat'], {
+      env: emulator.env(configDir),
+      input: emulator.personalAccessToken,
+    });
     expect(pat.code).toBe(0);
 
     const ci = await runCli(['status', '--profile', 'ci', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir } });
@@ -90,8 +129,25 @@ describe('mmauth status over several profiles', () => {
       config_file: join(configDir, 'config.json'),
       selected: 'ci',
       profiles: [
-        { name: 'ci', selected: true, base_url: emulator.baseUrl, client_id: 'mmauth-demo', grant: 'client_credentials', scope: 'service userinfo.profile', state: 'valid', has_client_secret: true },
-        { name: 'pat', selected: false, grant: 'personal', state: 'no_expiry', expires_in: null, expires_at: null, has_client_secret: false },
+        {
+          name: 'ci',
+          selected: true,
+          base_url: emulator.baseUrl,
+          client_id: 'mmauth-demo',
+          grant: 'client_credentials',
+          scope: 'service userinfo.profile',
+          state: 'valid',
+          has_client_secret: true,
+        },
+        {
+          name: 'pat',
+          selected: false,
+          grant: 'personal',
+          state: 'no_expiry',
+          expires_in: null,
+          expires_at: null,
+          has_client_secret: false,
+        },
       ],
     });
     expect(status.profiles[0].expires_in).toBeGreaterThan(7100);
@@ -115,7 +171,9 @@ describe('mmauth status over several profiles', () => {
 
   it('shows an expired token as expired and exits 4', async () => {
     const configDir = makeConfigDir();
-    writeProfiles(configDir, { default: { base_url: 'http://127.0.0.1:1', token: token('old-token-00000000000000', inS(-60)) } });
+    writeProfiles(configDir, {
+      default: { base_url: 'http://127.0.0.1:1', token: token('old-token-00000000000000', inS(-60)) },
+    });
     const result = await runCli(['status', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir } });
     expect(result.code).toBe(4);
     expect(JSON.parse(result.stdout).profiles[0]).toMatchObject({ state: 'expired', expires_in: 0 });
@@ -124,16 +182,20 @@ describe('mmauth status over several profiles', () => {
 });
 
 describe('mmauth logout over several profiles', () => {
-  it('revokes and forgets the selected profile\'s token only; the server refuses it afterwards', async () => {
+  it("revokes and forgets the selected profile's token only; the server refuses it afterwards", async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
     for (const profile of ['default', 'ci']) {
-      expect((await runCli(['client-credentials', '--profile', profile], { env: emulator.env(configDir) })).code).toBe(0);
+      expect((await runCli(['client-credentials', '--profile', profile], { env: emulator.env(configDir) })).code).toBe(
+        0,
+      );
     }
     const revokedToken = storedAccessToken(configDir, 'ci');
     const keptToken = storedAccessToken(configDir);
 
-    const result = await runCli(['logout', '--profile', 'ci', '--json'], { env: emulator.env(configDir, { MMAUTH_CLIENT_SECRET: undefined }) });
+    const result = await runCli(['logout', '--profile', 'ci', '--json'], {
+      env: emulator.env(configDir, { MMAUTH_CLIENT_SECRET: undefined }),
+    });
     expect(result.stderr).toContain('Logged out of profile "ci"');
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ logged_out: true, revoked: true, confirmed: true, profile: 'ci' });
@@ -143,9 +205,13 @@ describe('mmauth logout over several profiles', () => {
     expect(config.profiles.ci?.client_id).toBe('mmauth-demo');
     expect(storedAccessToken(configDir)).toBe(keptToken);
 
-    const dead = await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${revokedToken}` } });
+    const dead = await fetch(`${emulator.baseUrl}/oauth2/token/info`, {
+      headers: { authorization: `Bearer ${revokedToken}` },
+    });
     expect(dead.status).toBe(401);
-    const alive = await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${keptToken}` } });
+    const alive = await fetch(`${emulator.baseUrl}/oauth2/token/info`, {
+      headers: { authorization: `Bearer ${keptToken}` },
+    });
     expect(alive.status).toBe(200);
 
     const again = await runCli(['logout', '--profile', 'ci'], { env: emulator.env(configDir) });
@@ -164,7 +230,9 @@ describe('mmauth logout over several profiles', () => {
     expect(result.stderr).toContain('stays valid until it expires');
     expect(emulator.requests.length).toBe(before);
     expect(() => storedAccessToken(configDir)).toThrow();
-    const alive = await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${accessToken}` } });
+    const alive = await fetch(`${emulator.baseUrl}/oauth2/token/info`, {
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
     expect(alive.status).toBe(200);
   });
 
@@ -184,7 +252,10 @@ describe('mmauth logout over several profiles', () => {
   it('forgets a personal access token without trying to revoke it with the client', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    expect((await runCli(['login', '--with-token'], { env: emulator.env(configDir), input: emulator.personalAccessToken })).code).toBe(0);
+    expect(
+      (await runCli(['login', '--with-token'], { env: emulator.env(configDir), input: emulator.personalAccessToken }))
+        .code,
+    ).toBe(0);
     const result = await runCli(['logout'], { env: emulator.env(configDir) });
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('can only be revoked where it was created');
@@ -196,12 +267,25 @@ describe('no TTY (or CI=true): never a prompt, exit 2 naming the flag and the va
   it.each([
     ['base URL', ['info'], { MMAUTH_BASE_URL: undefined }, ['--base-url', 'MMAUTH_BASE_URL']],
     ['client id', ['client-credentials'], { MMAUTH_CLIENT_ID: undefined }, ['--client-id', 'MMAUTH_CLIENT_ID']],
-    ['client secret', ['client-credentials'], { MMAUTH_CLIENT_SECRET: undefined }, ['--client-secret-file', 'MMAUTH_CLIENT_SECRET']],
-    ['client secret under CI=true', ['login', '--no-browser'], { MMAUTH_CLIENT_SECRET: undefined, CI: 'true' }, ['CI is set', 'MMAUTH_CLIENT_SECRET']],
+    [
+      'client secret',
+      ['client-credentials'],
+      { MMAUTH_CLIENT_SECRET: undefined },
+      ['--client-secret-file', 'MMAUTH_CLIENT_SECRET'],
+    ],
+    [
+      'client secret under CI=true',
+      ['login', '--no-browser'],
+      { MMAUTH_CLIENT_SECRET: undefined, CI: 'true' },
+      ['CI is set', 'MMAUTH_CLIENT_SECRET'],
+    ],
   ])('missing %s', async (_what, args, env, mentions) => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const result = await runCli(args, { env: emulator.env(configDir, { MMAUTH_TOKEN: 'x'.repeat(20), ...env }), timeoutMs: 10_000 });
+    const result = await runCli(args, {
+      env: emulator.env(configDir, { MMAUTH_TOKEN: 'x'.repeat(20), ...env }),
+      timeoutMs: 10_000,
+    });
     expect(result.code).toBe(2);
     for (const mention of mentions) expect(result.stderr).toContain(mention);
     expect(result.stderr).not.toMatch(/^\?/m);

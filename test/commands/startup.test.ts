@@ -9,7 +9,19 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const RECORDER = resolve(import.meta.dirname, '../support/record-loads.cjs');
 
 /** Built-in modules that cost start-up time and that only some commands need (issue 6). */
-const HEAVY_BUILTINS = ['child_process', 'crypto', 'http', 'https', 'net', 'tls', 'readline', 'stream', 'tty', 'fs/promises', 'worker_threads'];
+const HEAVY_BUILTINS = [
+  'child_process',
+  'crypto',
+  'http',
+  'https',
+  'net',
+  'tls',
+  'readline',
+  'stream',
+  'tty',
+  'fs/promises',
+  'worker_threads',
+];
 /** Loaded by Node only when an ES module graph is linked: none may be, the ES loader costs ~4 ms. */
 const ES_MODULE_JOB = 'internal/modules/esm/module_job';
 
@@ -23,7 +35,10 @@ interface Loaded {
 /** Runs mmauth under the recorder (stdout and stderr are pipes, as in a script). */
 function recordLoads(args: string[], env: Record<string, string> = {}, input = ''): Promise<Loaded> {
   return new Promise((done, reject) => {
-    const child = spawn(process.execPath, ['--require', RECORDER, BIN, ...args], { env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--require', RECORDER, BIN, ...args], {
+      env: cleanEnv(env),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stdout.resume();
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -38,32 +53,51 @@ function recordLoads(args: string[], env: Record<string, string> = {}, input = '
         return;
       }
       const report = JSON.parse(line) as { builtins: string[]; files: string[] };
-      done({ code, builtins: report.builtins, files: report.files.filter((file) => file !== RECORDER).map((file) => file.replace(`${ROOT}/`, '')).sort() });
+      done({
+        code,
+        builtins: report.builtins,
+        files: report.files
+          .filter((file) => file !== RECORDER)
+          .map((file) => file.replace(`${ROOT}/`, ''))
+          .sort(),
+      });
     });
   });
 }
 
 async function configWithToken(): Promise<string> {
   const configDir = makeConfigDir();
-  const stored = await runCli(['login', '--with-token', '--no-verify', '--base-url', 'http://127.0.0.1:9'], { env: { MMAUTH_CONFIG_DIR: configDir }, input: 'a-stored-token-0123456789\n' });
+  const stored = await runCli(['login', '--with-token', '--no-verify', '--base-url', 'http://127.0.0.1:9'], {
+    env: { MMAUTH_CONFIG_DIR: configDir },
+    input: 'a-stored-token-0123456789\n',
+  });
   expect(stored.code).toBe(0);
   return configDir;
 }
 
 describe('start-up loads the launcher and the bundle, nothing else', () => {
-  it.each([[['--help']], [['--version']], [['login', '--help']], [['client-credentials', '--help']], [['token']], [['header']], [['status']]])(
-    'mmauth %j: no package file, no ES module, none of the heavy built-ins',
-    async (args) => {
-      const loaded = await recordLoads(args, { MMAUTH_CONFIG_DIR: await configWithToken() });
-      expect(loaded.code).toBe(0);
-      // The bundle itself is compiled from source text (with its code cache), so it is not in require.cache.
-      expect(loaded.files).toEqual(['bin/mmauth.cjs', 'package.json']);
-      expect(loaded.builtins.filter((name) => HEAVY_BUILTINS.includes(name) || name === ES_MODULE_JOB)).toEqual([]);
-    },
-  );
+  it.each([
+    [['--help']],
+    [['--version']],
+    [['login', '--help']],
+    [['client-credentials', '--help']],
+    [['token']],
+    [['header']],
+    [['status']],
+  ])('mmauth %j: no package file, no ES module, none of the heavy built-ins', async (args) => {
+    const loaded = await recordLoads(args, { MMAUTH_CONFIG_DIR: await configWithToken() });
+    expect(loaded.code).toBe(0);
+    // The bundle itself is compiled from source text (with its code cache), so it is not in require.cache.
+    expect(loaded.files).toEqual(['bin/mmauth.cjs', 'package.json']);
+    expect(loaded.builtins.filter((name) => HEAVY_BUILTINS.includes(name) || name === ES_MODULE_JOB)).toEqual([]);
+  });
 
   it('a non-interactive `info` loads node:http, and neither undici, chalk, inquirer, open nor oauth4webapi', async () => {
-    const loaded = await recordLoads(['info'], { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_BASE_URL: 'http://127.0.0.1:9', MMAUTH_TOKEN: 'x' });
+    const loaded = await recordLoads(['info'], {
+      MMAUTH_CONFIG_DIR: makeConfigDir(),
+      MMAUTH_BASE_URL: 'http://127.0.0.1:9',
+      MMAUTH_TOKEN: 'x',
+    });
     expect(loaded.code).toBe(3); // nothing listens on port 9
     expect(loaded.builtins).toContain('http');
     expect(loaded.builtins).not.toContain('tls');
@@ -71,8 +105,12 @@ describe('start-up loads the launcher and the bundle, nothing else', () => {
     expect(loaded.builtins).not.toContain(ES_MODULE_JOB);
   });
 
-  it('`client-credentials --no-save` loads no package and not Node\'s internal fetch (Headers, Response)', async () => {
-    const loaded = await recordLoads(['client-credentials', '--no-save', '--client-id', 'c'], { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_BASE_URL: 'http://127.0.0.1:9', MMAUTH_CLIENT_SECRET: 's' });
+  it("`client-credentials --no-save` loads no package and not Node's internal fetch (Headers, Response)", async () => {
+    const loaded = await recordLoads(['client-credentials', '--no-save', '--client-id', 'c'], {
+      MMAUTH_CONFIG_DIR: makeConfigDir(),
+      MMAUTH_BASE_URL: 'http://127.0.0.1:9',
+      MMAUTH_CLIENT_SECRET: 's',
+    });
     expect(loaded.code).toBe(3);
     expect(loaded.files).toEqual(['bin/mmauth.cjs', 'package.json']);
     expect(loaded.builtins).toContain('http');
@@ -81,14 +119,23 @@ describe('start-up loads the launcher and the bundle, nothing else', () => {
   });
 
   it('`revoke` goes through oauth4webapi, vendored under dist/vendor', async () => {
-    const loaded = await recordLoads(['revoke', '--client-id', 'c'], { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_BASE_URL: 'http://127.0.0.1:9', MMAUTH_CLIENT_SECRET: 's', MMAUTH_TOKEN: 't' });
+    const loaded = await recordLoads(['revoke', '--client-id', 'c'], {
+      MMAUTH_CONFIG_DIR: makeConfigDir(),
+      MMAUTH_BASE_URL: 'http://127.0.0.1:9',
+      MMAUTH_CLIENT_SECRET: 's',
+      MMAUTH_TOKEN: 't',
+    });
     expect(loaded.code).toBe(3);
     expect(loaded.files).toEqual(['bin/mmauth.cjs', 'dist/vendor/oauth4webapi.cjs', 'package.json']);
     expect(loaded.builtins).not.toContain(ES_MODULE_JOB);
   });
 
   it('storing a token loads conf from dist/vendor and proper-lockfile, still no ES module', async () => {
-    const loaded = await recordLoads(['login', '--with-token', '--no-verify', '--base-url', 'http://127.0.0.1:9'], { MMAUTH_CONFIG_DIR: makeConfigDir() }, 'a-token-0123456789\n');
+    const loaded = await recordLoads(
+      ['login', '--with-token', '--no-verify', '--base-url', 'http://127.0.0.1:9'],
+      { MMAUTH_CONFIG_DIR: makeConfigDir() },
+      'a-token-0123456789\n',
+    );
     expect(loaded.code).toBe(0);
     expect(loaded.files).toContain('dist/vendor/conf.cjs');
     expect(loaded.files.some((file) => file.startsWith('node_modules/proper-lockfile/'))).toBe(true);
@@ -113,7 +160,10 @@ describe('the launcher', () => {
     const cache = join(copy, 'dist', 'mmauth.cjs.cache');
     if (content === undefined) rmSync(cache);
     else writeFileSync(cache, content);
-    const child = spawn(process.execPath, [join(copy, 'bin', 'mmauth.cjs'), 'token'], { env: cleanEnv({ MMAUTH_CONFIG_DIR: await configWithToken() }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(copy, 'bin', 'mmauth.cjs'), 'token'], {
+      env: cleanEnv({ MMAUTH_CONFIG_DIR: await configWithToken() }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -123,7 +173,10 @@ describe('the launcher', () => {
   });
 
   it('a reader that goes away early (`mmauth --help | head -c 0`) is no error', async () => {
-    const child = spawn(process.execPath, [BIN, 'completion', 'bash'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'completion', 'bash'], {
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout.destroy();
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -6,9 +6,17 @@ import { BIN, cleanEnv, makeConfigDir, runCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 
 /** Runs `node bin/mmauth.cjs …args` under `sh -c 'umask U; exec …'`, feeding `input` on stdin. */
-function runWithUmask(umask: string, args: string[], env: Record<string, string>, input: string): Promise<number | null> {
+function runWithUmask(
+  umask: string,
+  args: string[],
+  env: Record<string, string>,
+  input: string,
+): Promise<number | null> {
   return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', `umask ${umask}; exec "$@"`, 'sh', process.execPath, BIN, ...args], { env: cleanEnv(env), stdio: ['pipe', 'ignore', 'ignore'] });
+    const child = spawn('sh', ['-c', `umask ${umask}; exec "$@"`, 'sh', process.execPath, BIN, ...args], {
+      env: cleanEnv(env),
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
     child.stdin.end(input);
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
     child.on('close', (code) => {
@@ -23,7 +31,14 @@ describe('the store under parallel writers, odd umasks and damaged files', () =>
     const configDir = makeConfigDir();
     const writers = Array.from({ length: 20 }, (_, i) => `writer-${String(i).padStart(2, '0')}`);
     const codes = await Promise.all(
-      writers.map((profile) => runWithUmask('022', ['login', '--with-token', '--no-verify', '--profile', profile, '--base-url', 'http://127.0.0.1:9'], { MMAUTH_CONFIG_DIR: configDir }, `token-of-${profile}-0123456789\n`)),
+      writers.map((profile) =>
+        runWithUmask(
+          '022',
+          ['login', '--with-token', '--no-verify', '--profile', profile, '--base-url', 'http://127.0.0.1:9'],
+          { MMAUTH_CONFIG_DIR: configDir },
+          `token-of-${profile}-0123456789\n`,
+        ),
+      ),
     );
     expect(codes).toEqual(writers.map(() => 0));
     const config = readConfig(configDir) as { profiles: Record<string, { token: { access_token: string } }> };
@@ -36,7 +51,12 @@ describe('the store under parallel writers, odd umasks and damaged files', () =>
 
   it.each(['000', '022', '077'])('umask %s: the file is 0600 and the directory 0700', async (umask) => {
     const configDir = makeConfigDir();
-    const code = await runWithUmask(umask, ['login', '--with-token', '--no-verify', '--base-url', 'http://127.0.0.1:9'], { MMAUTH_CONFIG_DIR: configDir }, 'a-token-0123456789\n');
+    const code = await runWithUmask(
+      umask,
+      ['login', '--with-token', '--no-verify', '--base-url', 'http://127.0.0.1:9'],
+      { MMAUTH_CONFIG_DIR: configDir },
+      'a-token-0123456789\n',
+    );
     expect(code).toBe(0);
     expect(statSync(join(configDir, 'config.json')).mode & 0o777).toBe(0o600);
     expect(statSync(configDir).mode & 0o777).toBe(0o700);
@@ -45,24 +65,31 @@ describe('the store under parallel writers, odd umasks and damaged files', () =>
   it.each([
     ['not JSON', '{"profiles": {', /is not valid JSON/],
     ['profiles not an object', '{"profiles": []}', /"profiles" must be an object/],
-    ['a token of the wrong shape', '{"profiles": {"default": {"token": {"grant": "personal", "access_token": 7}}}}', /profiles\.default\.token\.access_token must be a string/],
-  ])('a config file with %s: exit 1 naming the file, the file untouched, for readers and writers alike', async (_name, text, message) => {
-    const emulator = await startTestEmulator();
-    const configDir = makeConfigDir();
-    mkdirSync(configDir, { recursive: true, mode: 0o700 });
-    const file = join(configDir, 'config.json');
-    writeFileSync(file, text, { mode: 0o600 });
-    for (const args of [['status'], ['token'], ['client-credentials'], ['login', '--with-token', '--no-verify']]) {
-      const result = await runCli(args, { env: emulator.env(configDir), input: 'tok-0123456789\n' });
-      expect(result.code, args.join(' ')).toBe(1);
-      expect(result.stderr).toContain(file);
-      expect(result.stderr).toMatch(message);
-      expect(result.stderr).toContain('never resets it');
-      expect(result.stderr).not.toMatch(/^\s+at /m);
-      expect(result.stdout).toBe('');
-      expect(readFileSync(file, 'utf8')).toBe(text);
-    }
-  });
+    [
+      'a token of the wrong shape',
+      '{"profiles": {"default": {"token": {"grant": "personal", "access_token": 7}}}}',
+      /profiles\.default\.token\.access_token must be a string/,
+    ],
+  ])(
+    'a config file with %s: exit 1 naming the file, the file untouched, for readers and writers alike',
+    async (_name, text, message) => {
+      const emulator = await startTestEmulator();
+      const configDir = makeConfigDir();
+      mkdirSync(configDir, { recursive: true, mode: 0o700 });
+      const file = join(configDir, 'config.json');
+      writeFileSync(file, text, { mode: 0o600 });
+      for (const args of [['status'], ['token'], ['client-credentials'], ['login', '--with-token', '--no-verify']]) {
+        const result = await runCli(args, { env: emulator.env(configDir), input: 'tok-0123456789\n' });
+        expect(result.code, args.join(' ')).toBe(1);
+        expect(result.stderr).toContain(file);
+        expect(result.stderr).toMatch(message);
+        expect(result.stderr).toContain('never resets it');
+        expect(result.stderr).not.toMatch(/^\s+at /m);
+        expect(result.stdout).toBe('');
+        expect(readFileSync(file, 'utf8')).toBe(text);
+      }
+    },
+  );
 
   it('an unreadable config file: exit 1 naming the file and the reason', async () => {
     if (process.getuid?.() === 0) {

@@ -33,7 +33,10 @@ describe('the token store', () => {
     const configDir = makeConfigDir();
     const env = emulator.env(configDir);
     expect((await runCli(['client-credentials', '--profile', 'ci'], { env })).code).toBe(0);
-    expect((await runCli(['client-credentials', '--scope', 'userinfo.email'], { env: { ...env, MMAUTH_PROFILE: 'other' } })).code).toBe(0);
+    expect(
+      (await runCli(['client-credentials', '--scope', 'userinfo.email'], { env: { ...env, MMAUTH_PROFILE: 'other' } }))
+        .code,
+    ).toBe(0);
     const config = readConfig(configDir) as { profiles: Record<string, { scope: string }> };
     expect(Object.keys(config.profiles).sort()).toEqual(['ci', 'other']);
     expect(config.profiles.other?.scope).toBe('userinfo.email');

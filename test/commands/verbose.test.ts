@@ -8,7 +8,12 @@ describe('--verbose / MMAUTH_DEBUG=1: every HTTP exchange traced, no secret in i
     const configDir = makeConfigDir();
     const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER });
     const runs: { name: string; stdout: string; stderr: string }[] = [];
-    const run = async (name: string, args: string[], extra: Record<string, string | undefined> = {}, input?: string) => {
+    const run = async (
+      name: string,
+      args: string[],
+      extra: Record<string, string | undefined> = {},
+      input?: string,
+    ) => {
       const result = await runCli(args, { env: { ...env, ...extra }, ...(input === undefined ? {} : { input }) });
       expect(result.code, `${name}: ${result.stderr}`).toBe(0);
       runs.push({ name, stdout: result.stdout, stderr: result.stderr });
@@ -21,15 +26,24 @@ describe('--verbose / MMAUTH_DEBUG=1: every HTTP exchange traced, no secret in i
     await run('client-credentials', ['client-credentials', '--profile', 'ci', '--verbose']);
     const clientToken = storedAccessToken(configDir, 'ci');
     await run('revoke', ['revoke', '--profile', 'ci', '--verbose']);
-    await run('implicit', ['login', '--implicit', '--profile', 'browser', '--verbose'], { MMAUTH_CLIENT_SECRET: undefined });
+    await run('implicit', ['login', '--implicit', '--profile', 'browser', '--verbose'], {
+      MMAUTH_CLIENT_SECRET: undefined,
+    });
     const implicitToken = storedAccessToken(configDir, 'browser');
-    await run('with-token', ['login', '--with-token', '--profile', 'pat', '--verbose'], {}, emulator.personalAccessToken);
+    await run(
+      'with-token',
+      ['login', '--with-token', '--profile', 'pat', '--verbose'],
+      {},
+      emulator.personalAccessToken,
+    );
     await run('token', ['token', '--profile', 'browser', '--verbose']);
     await run('header', ['header', '--profile', 'browser', '--verbose']);
     await run('status', ['status', '--verbose']);
     await run('logout', ['logout', '--verbose']);
 
-    const exchange = emulator.requests.find((r) => r.method === 'POST' && r.url === '/oauth2/token' && r.body.includes('grant_type=authorization_code'));
+    const exchange = emulator.requests.find(
+      (r) => r.method === 'POST' && r.url === '/oauth2/token' && r.body.includes('grant_type=authorization_code'),
+    );
     const exchangeBody = new URLSearchParams(exchange?.body);
     const secrets = {
       'client secret': emulator.client.clientSecret,

@@ -12,13 +12,23 @@ describe('mmauth login --with-token (personal access token from stdin)', () => {
     });
     expect(result.stderr).toContain('Stored a personal access token');
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ grant: 'personal', scope: 'service userinfo.email', expires_in: null, expires_at: null });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      grant: 'personal',
+      scope: 'service userinfo.email',
+      expires_in: null,
+      expires_at: null,
+    });
     expect(result.stderr).not.toContain(emulator.personalAccessToken);
     const info = emulator.requests.filter((r) => r.url === '/oauth2/token/info');
     expect(info).toHaveLength(1);
     expect(info[0]?.headers.authorization).toBe(`Bearer ${emulator.personalAccessToken}`);
     expect(readConfig(configDir)).toMatchObject({
-      profiles: { default: { base_url: emulator.baseUrl, token: { access_token: emulator.personalAccessToken, grant: 'personal', scope: 'service userinfo.email' } } },
+      profiles: {
+        default: {
+          base_url: emulator.baseUrl,
+          token: { access_token: emulator.personalAccessToken, grant: 'personal', scope: 'service userinfo.email' },
+        },
+      },
     });
 
     const token = await runCli(['token'], { env: { MMAUTH_CONFIG_DIR: configDir } });
@@ -28,7 +38,10 @@ describe('mmauth login --with-token (personal access token from stdin)', () => {
   it('refuses a token the server does not know: exit 4, nothing stored', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const result = await runCli(['login', '--with-token'], { env: emulator.env(configDir), input: 'not-a-real-token-0123456789\n' });
+    const result = await runCli(['login', '--with-token'], {
+      env: emulator.env(configDir),
+      input: 'not-a-real-token-0123456789\n',
+    });
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/expired, revoked or invalid/);
     expect(result.stdout).toBe('');
@@ -38,11 +51,16 @@ describe('mmauth login --with-token (personal access token from stdin)', () => {
   it('with --no-verify stores the token without a request, and warns', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const result = await runCli(['login', '--with-token', '--no-verify'], { env: emulator.env(configDir), input: 'unchecked-token-0123456789\n' });
+    const result = await runCli(['login', '--with-token', '--no-verify'], {
+      env: emulator.env(configDir),
+      input: 'unchecked-token-0123456789\n',
+    });
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('--no-verify');
     expect(emulator.requests).toHaveLength(0);
-    expect(readConfig(configDir)).toMatchObject({ profiles: { default: { token: { access_token: 'unchecked-token-0123456789', grant: 'personal' } } } });
+    expect(readConfig(configDir)).toMatchObject({
+      profiles: { default: { token: { access_token: 'unchecked-token-0123456789', grant: 'personal' } } },
+    });
   });
 
   it.each([

@@ -50,7 +50,12 @@ async function loginInChromium(args: string[], decision: 'allow' | 'deny') {
   const scratch = scratchDir();
   const reportFile = join(scratch, 'report.json');
   const result = await runCli(['login', '--wait', '45', ...args], {
-    env: emulator.env(configDir, { BROWSER: DRIVER, MMAUTH_CHROMIUM_REPORT: reportFile, MMAUTH_CHROMIUM_SHOTS: scratch, MMAUTH_AGENT_DECISION: decision }),
+    env: emulator.env(configDir, {
+      BROWSER: DRIVER,
+      MMAUTH_CHROMIUM_REPORT: reportFile,
+      MMAUTH_CHROMIUM_SHOTS: scratch,
+      MMAUTH_AGENT_DECISION: decision,
+    }),
     timeoutMs: 50_000,
   });
   const report = await readReport(reportFile);
@@ -87,7 +92,7 @@ describe('login in a real browser (Chromium through playwright-core)', { timeout
     expectScreenshots(report);
   });
 
-  it('implicit flow, Authorize: the relay page\'s script runs under its CSP, hands over the fragment, and removes the token from the address bar', async () => {
+  it("implicit flow, Authorize: the relay page's script runs under its CSP, hands over the fragment, and removes the token from the address bar", async () => {
     const { result, report, configDir } = await loginInChromium(['--implicit'], 'allow');
     expect(result.code).toBe(0);
     expect(report).toMatchObject({ result: 'success', title: 'Signed in', consoleErrors: [] });
@@ -107,14 +112,22 @@ describe('login in a real browser (Chromium through playwright-core)', { timeout
   it('the result page escapes what the server sent: markup in error_description is shown as text, never run', async () => {
     expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: .ci/run installs Debian's chromium`).toBe(true);
     const emulator = await startTestEmulator();
-    const login = startCli(['login', '--no-browser', '--wait', '30'], { env: emulator.env(makeConfigDir()), timeoutMs: 40_000 });
+    const login = startCli(['login', '--no-browser', '--wait', '30'], {
+      env: emulator.env(makeConfigDir()),
+      timeoutMs: 40_000,
+    });
     const [url] = await login.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/);
     const authorize = new URL(url).searchParams;
     const hostile = '<img src=x onerror="document.title=\'pwned\'"><b>bold</b>';
     const callback = `${authorize.get('redirect_uri')}?${new URLSearchParams({ error: 'access_denied', error_description: hostile, state: authorize.get('state') ?? '' })}`;
 
     const userDataDir = scratchDir();
-    const context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 20_000 });
+    const context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      timeout: 20_000,
+    });
     onTestFinished(() => context.close());
     const page = context.pages()[0] ?? (await context.newPage());
     await page.goto(callback, { timeout: 15_000 });

@@ -21,7 +21,14 @@ import { readConfig, readConfigText, storedAccessToken as storedToken } from '..
 import { startTestProvider, type TestProvider } from '../support/oidc-provider.js';
 
 /** A user agent that signs in but stops before the loopback redirect, so the test holds the callback URL. */
-const remoteAgent = { login: 'demo', password: 'demo', decision: 'allow' as const, log: () => undefined, timeoutMs: 10_000, isRedirectUnreachable: true };
+const remoteAgent = {
+  login: 'demo',
+  password: 'demo',
+  decision: 'allow' as const,
+  log: () => undefined,
+  timeoutMs: 10_000,
+  isRedirectUnreachable: true,
+};
 
 /**
  * Starts `mmauth login --no-browser` against a fresh provider and signs in with an agent that
@@ -36,14 +43,22 @@ async function signInWithoutRedirect() {
 }
 
 function envFor(provider: TestProvider, configDir: string, extra: Record<string, string | undefined> = {}) {
-  return { MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: provider.baseUrl, MMAUTH_CLIENT_ID: provider.clientId, MMAUTH_CLIENT_SECRET: provider.clientSecret, ...extra };
+  return {
+    MMAUTH_CONFIG_DIR: configDir,
+    MMAUTH_BASE_URL: provider.baseUrl,
+    MMAUTH_CLIENT_ID: provider.clientId,
+    MMAUTH_CLIENT_SECRET: provider.clientSecret,
+    ...extra,
+  };
 }
 
 describe('interop with oidc-provider (OpenID Certified)', () => {
   it('login: authorization code flow with PKCE S256 and state; the token is active', async () => {
     const provider = await startTestProvider();
     const configDir = makeConfigDir();
-    const result = await runCli(['login', '--json'], { env: envFor(provider, configDir, { BROWSER: HEADLESS_BROWSER }) });
+    const result = await runCli(['login', '--json'], {
+      env: envFor(provider, configDir, { BROWSER: HEADLESS_BROWSER }),
+    });
     expect(result.stderr).toContain('Logged in');
     expect(result.code).toBe(0);
     const token = storedToken(configDir);
@@ -57,7 +72,11 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
     const exchange = new URLSearchParams(provider.requests.find((r) => r.url === '/oauth2/token')?.body);
     expect(exchange.get('code_verifier')).toMatch(/^[\w-]{43,128}$/);
     // RFC 7636 §4.6: the challenge the server got is BASE64URL(SHA256(the verifier it got later)).
-    expect(createHash('sha256').update(exchange.get('code_verifier') ?? '').digest('base64url')).toBe(query.get('code_challenge'));
+    expect(
+      createHash('sha256')
+        .update(exchange.get('code_verifier') ?? '')
+        .digest('base64url'),
+    ).toBe(query.get('code_challenge'));
     expect(exchange.get('redirect_uri')).toBe(query.get('redirect_uri'));
   });
 
@@ -100,7 +119,13 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
     const configDir = makeConfigDir();
     const login = startCli(['login', '--no-browser', '--wait', '15'], { env: envFor(provider, configDir) });
     const [url] = await login.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/);
-    const page = await runHeadlessBrowser(url, { login: 'demo', password: 'demo', decision: 'deny', log: () => undefined, timeoutMs: 10_000 });
+    const page = await runHeadlessBrowser(url, {
+      login: 'demo',
+      password: 'demo',
+      decision: 'deny',
+      log: () => undefined,
+      timeoutMs: 10_000,
+    });
     const result = await login.done;
     expect(page.body).toContain('data-result="error"');
     expect(result.code).toBe(4);
@@ -138,7 +163,9 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
   it('a wrong client secret exits 4 with invalid_client and stores nothing', async () => {
     const provider = await startTestProvider();
     const configDir = makeConfigDir();
-    const result = await runCli(['client-credentials'], { env: envFor(provider, configDir, { MMAUTH_CLIENT_SECRET: 'wrong' }) });
+    const result = await runCli(['client-credentials'], {
+      env: envFor(provider, configDir, { MMAUTH_CLIENT_SECRET: 'wrong' }),
+    });
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('invalid_client');
     expect(readConfigText(configDir)).toBeUndefined();
@@ -150,7 +177,9 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
     const env = envFor(provider, configDir, { BROWSER: HEADLESS_BROWSER });
     expect((await runCli(['login'], { env })).code).toBe(0);
     expect((await runCli(['revoke'], { env })).code).toBe(0);
-    const carriers = provider.requests.filter((r) => `${r.url} ${r.body}`.includes(provider.clientSecret)).map((r) => `${r.method} ${r.url}`);
+    const carriers = provider.requests
+      .filter((r) => `${r.url} ${r.body}`.includes(provider.clientSecret))
+      .map((r) => `${r.method} ${r.url}`);
     expect(carriers).toEqual(['POST /oauth2/token', 'POST /oauth2/revoke']);
   });
 });

@@ -53,7 +53,13 @@ describe('login in a real terminal (tmux)', { timeout: 40_000 }, () => {
     expect(screen).not.toContain(secret);
     expect(screen).toMatch(/scope:\s+service userinfo\.email/);
     expect(readConfig(configDir)).toMatchObject({
-      profiles: { default: { client_secret: secret, scope: 'service userinfo.email', token: { grant: 'authorization_code', scope: 'service userinfo.email' } } },
+      profiles: {
+        default: {
+          client_secret: secret,
+          scope: 'service userinfo.email',
+          token: { grant: 'authorization_code', scope: 'service userinfo.email' },
+        },
+      },
     });
   });
 
@@ -73,7 +79,9 @@ describe('login in a real terminal (tmux)', { timeout: 40_000 }, () => {
     term.send([emulator.client.clientId, 'Enter']);
     await term.waitFor(/Got a client credentials token/);
     expect(await term.exitCode()).toBe(0);
-    expect(readConfig(configDir)).toMatchObject({ profiles: { default: { base_url: emulator.baseUrl, client_id: emulator.client.clientId } } });
+    expect(readConfig(configDir)).toMatchObject({
+      profiles: { default: { base_url: emulator.baseUrl, client_id: emulator.client.clientId } },
+    });
   });
 
   it('Ctrl-C while login waits for the browser: exit 130 and the listener port is closed', async () => {

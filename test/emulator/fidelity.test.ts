@@ -20,7 +20,14 @@ const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
 
 function authorizeUrl(emulator: TestEmulator, params: Record<string, string | undefined> = {}): string {
   const url = new URL('/oauth2/authorize', emulator.baseUrl);
-  const all: Record<string, string | undefined> = { response_type: 'code', client_id: emulator.client.clientId, redirect_uri: REDIRECT, scope: 'service', state: 'xyz', ...params };
+  const all: Record<string, string | undefined> = {
+    response_type: 'code',
+    client_id: emulator.client.clientId,
+    redirect_uri: REDIRECT,
+    scope: 'service',
+    state: 'xyz',
+    ...params,
+  };
   for (const [key, value] of Object.entries(all)) if (value !== undefined) url.searchParams.set(key, value);
   return url.href;
 }
@@ -42,7 +49,11 @@ function field(html: string, name: string): string {
 }
 
 /** Opens the authorization URL without a session and submits the sign-in form; returns the cookie and the answer. */
-async function signIn(emulator: TestEmulator, params: Record<string, string | undefined>, password = 'demo'): Promise<{ cookie: string; response: Response }> {
+async function signIn(
+  emulator: TestEmulator,
+  params: Record<string, string | undefined>,
+  password = 'demo',
+): Promise<{ cookie: string; response: Response }> {
   const first = await authorize(emulator, params);
   const cookie = first.headers.get('set-cookie')?.split(';')[0] ?? '';
   const page = await first.text();
@@ -50,17 +61,41 @@ async function signIn(emulator: TestEmulator, params: Record<string, string | un
     method: 'POST',
     redirect: 'manual',
     headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ authenticity_token: field(page, 'authenticity_token'), return_to: field(page, 'return_to'), login: 'demo', password }),
+    body: new URLSearchParams({
+      authenticity_token: field(page, 'authenticity_token'),
+      return_to: field(page, 'return_to'),
+      login: 'demo',
+      password,
+    }),
   });
   return { cookie, response };
 }
 
-function tokenRequest(emulator: TestEmulator, params: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${emulator.baseUrl}/oauth2/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(params) });
+function tokenRequest(
+  emulator: TestEmulator,
+  params: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(`${emulator.baseUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(params),
+  });
 }
 
-function codeExchange(emulator: TestEmulator, code: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: emulator.client.clientId, client_secret: emulator.client.clientSecret, ...extra };
+function codeExchange(
+  emulator: TestEmulator,
+  code: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: REDIRECT,
+    client_id: emulator.client.clientId,
+    client_secret: emulator.client.clientSecret,
+    ...extra,
+  };
 }
 
 describe('authorization endpoint GET /oauth2/authorize', () => {
@@ -71,7 +106,9 @@ describe('authorization endpoint GET /oauth2/authorize', () => {
     expect(await first.text()).toContain('name="password"');
     const { cookie, response: signedIn } = await signIn(emulator, {});
     expect(signedIn.status).toBe(302);
-    const consent = await (await fetch(new URL(signedIn.headers.get('location') ?? '', emulator.baseUrl), { headers: { cookie } })).text();
+    const consent = await (
+      await fetch(new URL(signedIn.headers.get('location') ?? '', emulator.baseUrl), { headers: { cookie } })
+    ).text();
     const tokens = [...consent.matchAll(/name="authenticity_token" value="([^"]+)"/g)].map((m) => m[1]);
     expect(consent).toContain('id="allow"');
     expect(consent).toContain('id="deny"');
@@ -107,7 +144,11 @@ describe('authorization endpoint GET /oauth2/authorize', () => {
     ['missing response_type', { response_type: undefined }, 'invalid_request'],
     ['the misspelling respsonse_type', { response_type: undefined, respsonse_type: 'code' }, 'invalid_request'],
     ['unsupported response type', { response_type: 'id_token' }, 'unsupported_response_type'],
-    ['a bad PKCE method', { code_challenge: CHALLENGE, code_challenge_method: 'S512' }, 'invalid_code_challenge_method'],
+    [
+      'a bad PKCE method',
+      { code_challenge: CHALLENGE, code_challenge_method: 'S512' },
+      'invalid_code_challenge_method',
+    ],
     ['a challenge without a method', { code_challenge: CHALLENGE }, 'invalid_code_challenge_method'],
   ])('row 4: %s is an HTTP 200 HTML error page, never a redirect', async (_name, params, error) => {
     const emulator = await startTestEmulator({ autoApprove: true });
@@ -132,12 +173,19 @@ describe('authorization endpoint GET /oauth2/authorize', () => {
     const location = new URL(response.headers.get('location') ?? '');
     expect(location.search).toBe('');
     const fragment = new URLSearchParams(location.hash.slice(1));
-    expect(Object.fromEntries(fragment)).toEqual({ access_token: expect.stringMatching(/^[\w-]{43}$/), token_type: 'Bearer', expires_in: '7200', state: 'xyz' });
+    expect(Object.fromEntries(fragment)).toEqual({
+      access_token: expect.stringMatching(/^[\w-]{43}$/),
+      token_type: 'Bearer',
+      expires_in: '7200',
+      state: 'xyz',
+    });
   });
 
   it('row 6: implicit approval with no expiry sends no expires_in', async () => {
     const emulator = await startTestEmulator({ autoApprove: true, tokenTtlS: 0 });
-    const fragment = new URLSearchParams(new URL((await authorize(emulator, { response_type: 'token' })).headers.get('location') ?? '').hash.slice(1));
+    const fragment = new URLSearchParams(
+      new URL((await authorize(emulator, { response_type: 'token' })).headers.get('location') ?? '').hash.slice(1),
+    );
     expect(fragment.has('expires_in')).toBe(false);
   });
 
@@ -153,22 +201,37 @@ describe('authorization endpoint: denial (row 3)', () => {
   it.each([
     ['code', 'search'],
     ['token', 'hash'],
-  ] as const)('response_type=%s: 302 with access_denied, the description with + for spaces, and state, in the %s', async (responseType, part) => {
-    const emulator = await startTestEmulator();
-    const { cookie } = await signIn(emulator, { response_type: responseType });
-    const consent = await (await fetch(authorizeUrl(emulator, { response_type: responseType }), { headers: { cookie } })).text();
-    const denyForm = /<form[^>]*id="deny-form"[^>]*>([\s\S]*?)<\/form>/.exec(consent)?.[1] ?? '';
-    const fields = new URLSearchParams([...denyForm.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m): [string, string] => [m[1] ?? '', (m[2] ?? '').replace(/&#38;/g, '&')]));
-    const response = await fetch(`${emulator.baseUrl}/oauth2/authorize`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: fields });
-    expect(response.status).toBe(302);
-    const location = response.headers.get('location') ?? '';
-    const raw = part === 'search' ? new URL(location).search.slice(1) : new URL(location).hash.slice(1);
-    expect(raw).toContain('error_description=The+resource+owner+or+authorization+server+denied+the+request.');
-    const params = new URLSearchParams(raw);
-    expect(params.get('error')).toBe('access_denied');
-    expect(params.get('state')).toBe('xyz');
-    expect(params.has('code')).toBe(false);
-  });
+  ] as const)(
+    'response_type=%s: 302 with access_denied, the description with + for spaces, and state, in the %s',
+    async (responseType, part) => {
+      const emulator = await startTestEmulator();
+      const { cookie } = await signIn(emulator, { response_type: responseType });
+      const consent = await (
+        await fetch(authorizeUrl(emulator, { response_type: responseType }), { headers: { cookie } })
+      ).text();
+      const denyForm = /<form[^>]*id="deny-form"[^>]*>([\s\S]*?)<\/form>/.exec(consent)?.[1] ?? '';
+      const fields = new URLSearchParams(
+        [...denyForm.matchAll(/name="([^"]+)" value="([^"]*)"/g)].map((m): [string, string] => [
+          m[1] ?? '',
+          (m[2] ?? '').replace(/&#38;/g, '&'),
+        ]),
+      );
+      const response = await fetch(`${emulator.baseUrl}/oauth2/authorize`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: fields,
+      });
+      expect(response.status).toBe(302);
+      const location = response.headers.get('location') ?? '';
+      const raw = part === 'search' ? new URL(location).search.slice(1) : new URL(location).hash.slice(1);
+      expect(raw).toContain('error_description=The+resource+owner+or+authorization+server+denied+the+request.');
+      const params = new URLSearchParams(raw);
+      expect(params.get('error')).toBe('access_denied');
+      expect(params.get('state')).toBe('xyz');
+      expect(params.has('code')).toBe(false);
+    },
+  );
 });
 
 describe('token endpoint POST /oauth2/token', () => {
@@ -178,57 +241,169 @@ describe('token endpoint POST /oauth2/token', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
     const body = await json(response);
-    expect(body).toEqual({ access_token: expect.any(String), token_type: 'bearer', expires_in: 7200, scope: 'service', created_at: expect.any(Number) });
+    expect(body).toEqual({
+      access_token: expect.any(String),
+      token_type: 'bearer',
+      expires_in: 7200,
+      scope: 'service',
+      created_at: expect.any(Number),
+    });
     const second = await json(await tokenRequest(emulator, codeExchange(emulator, await obtainCode(emulator))));
     expect(second.access_token).not.toBe(body.access_token);
-    const info = await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${body.access_token}` } });
+    const info = await fetch(`${emulator.baseUrl}/oauth2/token/info`, {
+      headers: { authorization: `Bearer ${body.access_token}` },
+    });
     expect(info.status).toBe(200);
   });
 
   it('row 1: no expires_in for a token that never expires', async () => {
     const emulator = await startTestEmulator({ tokenTtlS: 0 });
-    const body = await json(await tokenRequest(emulator, { grant_type: 'client_credentials', client_id: emulator.client.clientId, client_secret: emulator.client.clientSecret }));
+    const body = await json(
+      await tokenRequest(emulator, {
+        grant_type: 'client_credentials',
+        client_id: emulator.client.clientId,
+        client_secret: emulator.client.clientSecret,
+      }),
+    );
     expect(body).not.toHaveProperty('expires_in');
   });
 
   it('row 2: HTTP Basic works, and wins over body parameters', async () => {
     const emulator = await startTestEmulator();
-    const basic = (secret: string) => `Basic ${Buffer.from(`${emulator.client.clientId}:${secret}`).toString('base64')}`;
+    const basic = (secret: string) =>
+      `Basic ${Buffer.from(`${emulator.client.clientId}:${secret}`).toString('base64')}`;
     const params = { grant_type: 'client_credentials' };
-    expect((await tokenRequest(emulator, params, { authorization: basic(emulator.client.clientSecret) })).status).toBe(200);
-    expect((await tokenRequest(emulator, { ...params, client_id: emulator.client.clientId, client_secret: 'wrong' }, { authorization: basic(emulator.client.clientSecret) })).status).toBe(200);
-    expect((await tokenRequest(emulator, { ...params, client_id: emulator.client.clientId, client_secret: emulator.client.clientSecret }, { authorization: basic('wrong') })).status).toBe(401);
+    expect((await tokenRequest(emulator, params, { authorization: basic(emulator.client.clientSecret) })).status).toBe(
+      200,
+    );
+    expect(
+      (
+        await tokenRequest(
+          emulator,
+          { ...params, client_id: emulator.client.clientId, client_secret: 'wrong' },
+          { authorization: basic(emulator.client.clientSecret) },
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await tokenRequest(
+          emulator,
+          { ...params, client_id: emulator.client.clientId, client_secret: emulator.client.clientSecret },
+          { authorization: basic('wrong') },
+        )
+      ).status,
+    ).toBe(401);
   });
 
   it('row 3: redirect_uri may differ only in the port of a loopback IP literal', async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
     const code = await obtainCode(emulator);
-    expect((await tokenRequest(emulator, codeExchange(emulator, code, { redirect_uri: 'http://127.0.0.1:9/callback' }))).status).toBe(200);
+    expect(
+      (await tokenRequest(emulator, codeExchange(emulator, code, { redirect_uri: 'http://127.0.0.1:9/callback' })))
+        .status,
+    ).toBe(200);
   });
 
   type Case = [string, (e: TestEmulator) => Promise<Record<string, string>>, number, string];
   const cases: Case[] = [
-    ['a wrong client secret', async (e) => codeExchange(e, await obtainCode(e), { client_secret: 'wrong' }), 401, 'invalid_client'],
-    ['a missing client secret', async (e) => ({ grant_type: 'client_credentials', client_id: e.client.clientId }), 401, 'invalid_client'],
-    ['an unknown client', async () => ({ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'x' }), 401, 'invalid_client'],
+    [
+      'a wrong client secret',
+      async (e) => codeExchange(e, await obtainCode(e), { client_secret: 'wrong' }),
+      401,
+      'invalid_client',
+    ],
+    [
+      'a missing client secret',
+      async (e) => ({ grant_type: 'client_credentials', client_id: e.client.clientId }),
+      401,
+      'invalid_client',
+    ],
+    [
+      'an unknown client',
+      async () => ({ grant_type: 'client_credentials', client_id: 'nobody', client_secret: 'x' }),
+      401,
+      'invalid_client',
+    ],
     ['an unknown code', async (e) => codeExchange(e, 'nonsense'), 400, 'invalid_grant'],
-    ['a wrong redirect_uri', async (e) => codeExchange(e, await obtainCode(e), { redirect_uri: 'http://127.0.0.1:9/other' }), 400, 'invalid_grant'],
-    ['a wrong PKCE verifier', async (e) => codeExchange(e, await obtainCode(e, { code_challenge: CHALLENGE, code_challenge_method: 'S256' }), { code_verifier: 'w'.repeat(43) }), 400, 'invalid_grant'],
-    ['a missing verifier after a challenge', async (e) => codeExchange(e, await obtainCode(e, { code_challenge: CHALLENGE, code_challenge_method: 'S256' })), 400, 'invalid_request'],
-    ['a missing code', async (e) => ({ grant_type: 'authorization_code', redirect_uri: REDIRECT, client_id: e.client.clientId, client_secret: e.client.clientSecret }), 400, 'invalid_request'],
-    ['a missing redirect_uri', async (e) => ({ grant_type: 'authorization_code', code: await obtainCode(e), client_id: e.client.clientId, client_secret: e.client.clientSecret }), 400, 'invalid_request'],
-    ['a missing grant_type', async (e) => ({ client_id: e.client.clientId, client_secret: e.client.clientSecret }), 400, 'invalid_request'],
-    ['grant_type password', async (e) => ({ grant_type: 'password', client_id: e.client.clientId, client_secret: e.client.clientSecret }), 400, 'unsupported_grant_type'],
-    ['an unknown scope', async (e) => ({ grant_type: 'client_credentials', scope: 'admin', client_id: e.client.clientId, client_secret: e.client.clientSecret }), 400, 'invalid_scope'],
+    [
+      'a wrong redirect_uri',
+      async (e) => codeExchange(e, await obtainCode(e), { redirect_uri: 'http://127.0.0.1:9/other' }),
+      400,
+      'invalid_grant',
+    ],
+    [
+      'a wrong PKCE verifier',
+      async (e) =>
+        codeExchange(e, await obtainCode(e, { code_challenge: CHALLENGE, code_challenge_method: 'S256' }), {
+          code_verifier: 'w'.repeat(43),
+        }),
+      400,
+      'invalid_grant',
+    ],
+    [
+      'a missing verifier after a challenge',
+      async (e) => codeExchange(e, await obtainCode(e, { code_challenge: CHALLENGE, code_challenge_method: 'S256' })),
+      400,
+      'invalid_request',
+    ],
+    [
+      'a missing code',
+      async (e) => ({
+        grant_type: 'authorization_code',
+        redirect_uri: REDIRECT,
+        client_id: e.client.clientId,
+        client_secret: e.client.clientSecret,
+      }),
+      400,
+      'invalid_request',
+    ],
+    [
+      'a missing redirect_uri',
+      async (e) => ({
+        grant_type: 'authorization_code',
+        code: await obtainCode(e),
+        client_id: e.client.clientId,
+        client_secret: e.client.clientSecret,
+      }),
+      400,
+      'invalid_request',
+    ],
+    [
+      'a missing grant_type',
+      async (e) => ({ client_id: e.client.clientId, client_secret: e.client.clientSecret }),
+      400,
+      'invalid_request',
+    ],
+    [
+      'grant_type password',
+      async (e) => ({ grant_type: 'password', client_id: e.client.clientId, client_secret: e.client.clientSecret }),
+      400,
+      'unsupported_grant_type',
+    ],
+    [
+      'an unknown scope',
+      async (e) => ({
+        grant_type: 'client_credentials',
+        scope: 'admin',
+        client_id: e.client.clientId,
+        client_secret: e.client.clientSecret,
+      }),
+      400,
+      'invalid_scope',
+    ],
   ];
-  it.each(cases)('row 4: %s → %i %s, with Cache-Control no-store and WWW-Authenticate', async (_name, params, status, error) => {
-    const emulator = await startTestEmulator({ autoApprove: true });
-    const response = await tokenRequest(emulator, await params(emulator));
-    expect(response.status).toBe(status);
-    expect(response.headers.get('cache-control')).toBe('no-store');
-    expect(response.headers.get('www-authenticate')).toMatch(new RegExp(`^Bearer .*error="${error}"`));
-    expect(await json(response)).toEqual({ error, error_description: expect.any(String) });
-  });
+  it.each(cases)(
+    'row 4: %s → %i %s, with Cache-Control no-store and WWW-Authenticate',
+    async (_name, params, status, error) => {
+      const emulator = await startTestEmulator({ autoApprove: true });
+      const response = await tokenRequest(emulator, await params(emulator));
+      expect(response.status).toBe(status);
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(response.headers.get('www-authenticate')).toMatch(new RegExp(`^Bearer .*error="${error}"`));
+      expect(await json(response)).toEqual({ error, error_description: expect.any(String) });
+    },
+  );
 
   it('row 4: a correct PKCE verifier is accepted', async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
@@ -239,14 +414,18 @@ describe('token endpoint POST /oauth2/token', () => {
   it('row 4: a failed exchange does not burn the code; a reused code is refused but its first token stays valid', async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
     const code = await obtainCode(emulator);
-    expect((await tokenRequest(emulator, codeExchange(emulator, code, { redirect_uri: 'http://127.0.0.1:1/wrong' }))).status).toBe(400);
+    expect(
+      (await tokenRequest(emulator, codeExchange(emulator, code, { redirect_uri: 'http://127.0.0.1:1/wrong' }))).status,
+    ).toBe(400);
     const first = await tokenRequest(emulator, codeExchange(emulator, code));
     expect(first.status).toBe(200);
     const token = (await json(first)).access_token;
     const reuse = await tokenRequest(emulator, codeExchange(emulator, code));
     expect(reuse.status).toBe(400);
     expect((await json(reuse)).error).toBe('invalid_grant');
-    expect((await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${token}` } })).status,
+    ).toBe(200);
   });
 
   it('row 4 and Other: a code expires after 600 s', async () => {
@@ -261,7 +440,12 @@ describe('token endpoint POST /oauth2/token', () => {
 
 describe('token info GET /oauth2/token/info', () => {
   async function clientToken(emulator: TestEmulator): Promise<string> {
-    const response = await tokenRequest(emulator, { grant_type: 'client_credentials', scope: 'service userinfo.email', client_id: emulator.client.clientId, client_secret: emulator.client.clientSecret });
+    const response = await tokenRequest(emulator, {
+      grant_type: 'client_credentials',
+      scope: 'service userinfo.email',
+      client_id: emulator.client.clientId,
+      client_secret: emulator.client.clientSecret,
+    });
     return (await json(response)).access_token;
   }
 
@@ -269,10 +453,17 @@ describe('token info GET /oauth2/token/info', () => {
     const emulator = await startTestEmulator();
     const token = await clientToken(emulator);
     emulator.advanceSeconds(100);
-    const response = await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `bEaReR ${token}` } });
+    const response = await fetch(`${emulator.baseUrl}/oauth2/token/info`, {
+      headers: { authorization: `bEaReR ${token}` },
+    });
     expect(response.status).toBe(200);
     const body = await json(response);
-    expect(body).toEqual({ resource_owner_id: null, scope: ['service', 'userinfo.email'], expires_in_seconds: expect.any(Number), application: { uid: 1 } });
+    expect(body).toEqual({
+      resource_owner_id: null,
+      scope: ['service', 'userinfo.email'],
+      expires_in_seconds: expect.any(Number),
+      application: { uid: 1 },
+    });
     expect(body.expires_in_seconds).toBeGreaterThanOrEqual(7099);
     expect(body.expires_in_seconds).toBeLessThanOrEqual(7100);
   });
@@ -280,30 +471,55 @@ describe('token info GET /oauth2/token/info', () => {
   it("row 2: Doorkeeper 5's record with flavor doorkeeper5", async () => {
     const emulator = await startTestEmulator({ flavor: 'doorkeeper5' });
     const token = await clientToken(emulator);
-    const body = await json(await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${token}` } }));
-    expect(body).toEqual({ resource_owner_id: null, scope: ['service', 'userinfo.email'], expires_in: 7200, application: { uid: 'mmauth-demo' }, created_at: expect.any(Number) });
+    const body = await json(
+      await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${token}` } }),
+    );
+    expect(body).toEqual({
+      resource_owner_id: null,
+      scope: ['service', 'userinfo.email'],
+      expires_in: 7200,
+      application: { uid: 'mmauth-demo' },
+      created_at: expect.any(Number),
+    });
   });
 
   it.each([
     ['garbage', async () => 'garbage'],
     ['missing', async () => undefined],
-    ['revoked', async (e: TestEmulator) => {
-      const token = await clientToken(e);
-      await fetch(`${e.baseUrl}/oauth2/revoke`, { method: 'POST', body: new URLSearchParams({ token, client_id: e.client.clientId, client_secret: e.client.clientSecret }) });
-      return token;
-    }],
-    ['expired', async (e: TestEmulator) => {
-      const token = await clientToken(e);
-      e.advanceSeconds(7200);
-      return token;
-    }],
+    [
+      'revoked',
+      async (e: TestEmulator) => {
+        const token = await clientToken(e);
+        await fetch(`${e.baseUrl}/oauth2/revoke`, {
+          method: 'POST',
+          body: new URLSearchParams({ token, client_id: e.client.clientId, client_secret: e.client.clientSecret }),
+        });
+        return token;
+      },
+    ],
+    [
+      'expired',
+      async (e: TestEmulator) => {
+        const token = await clientToken(e);
+        e.advanceSeconds(7200);
+        return token;
+      },
+    ],
   ])('row 3: a %s token gets the same 401 answer', async (_name, makeToken) => {
     const emulator = await startTestEmulator();
     const token = await makeToken(emulator);
-    const response = await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+    const response = await fetch(`${emulator.baseUrl}/oauth2/token/info`, {
+      headers: token === undefined ? {} : { authorization: `Bearer ${token}` },
+    });
     expect(response.status).toBe(401);
-    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="Doorkeeper", error="invalid_token", error_description="The access token is invalid"');
-    expect(await json(response)).toEqual({ error: 'invalid_token', error_description: 'The access token is invalid', state: 'unauthorized' });
+    expect(response.headers.get('www-authenticate')).toBe(
+      'Bearer realm="Doorkeeper", error="invalid_token", error_description="The access token is invalid"',
+    );
+    expect(await json(response)).toEqual({
+      error: 'invalid_token',
+      error_description: 'The access token is invalid',
+      state: 'unauthorized',
+    });
   });
 });
 
@@ -312,10 +528,21 @@ describe('revoke POST /oauth2/revoke (RFC 7009)', () => {
     return fetch(`${emulator.baseUrl}/oauth2/revoke`, { method: 'POST', body: new URLSearchParams(params) });
   }
   async function isActive(emulator: TestEmulator, token: string): Promise<boolean> {
-    return (await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${token}` } })).status === 200;
+    return (
+      (await fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${token}` } }))
+        .status === 200
+    );
   }
   async function newToken(emulator: TestEmulator): Promise<string> {
-    return (await json(await tokenRequest(emulator, { grant_type: 'client_credentials', client_id: emulator.client.clientId, client_secret: emulator.client.clientSecret }))).access_token;
+    return (
+      await json(
+        await tokenRequest(emulator, {
+          grant_type: 'client_credentials',
+          client_id: emulator.client.clientId,
+          client_secret: emulator.client.clientSecret,
+        }),
+      )
+    ).access_token;
   }
 
   it('row 1 and 3: 200 {} for a revoked, an unknown and an already revoked token; token_type_hint is ignored', async () => {
@@ -345,7 +572,10 @@ describe('revoke POST /oauth2/revoke (RFC 7009)', () => {
     for (const params of [{ token }, { token, client_id: emulator.client.clientId, client_secret: 'wrong' }]) {
       const response = await revoke(emulator, params);
       expect(response.status).toBe(403);
-      expect(await json(response)).toEqual({ error: 'unauthorized_client', error_description: 'You are not authorized to revoke this token' });
+      expect(await json(response)).toEqual({
+        error: 'unauthorized_client',
+        error_description: 'You are not authorized to revoke this token',
+      });
     }
     expect(await isActive(emulator, token)).toBe(true);
   });
@@ -379,5 +609,9 @@ describe('other', () => {
 });
 
 async function newCC(emulator: TestEmulator): Promise<void> {
-  await tokenRequest(emulator, { grant_type: 'client_credentials', client_id: emulator.client.clientId, client_secret: emulator.client.clientSecret });
+  await tokenRequest(emulator, {
+    grant_type: 'client_credentials',
+    client_id: emulator.client.clientId,
+    client_secret: emulator.client.clientSecret,
+  });
 }

@@ -19,12 +19,29 @@ const url = process.argv[process.argv.length - 1] ?? '';
 const reportFile = process.env.MMAUTH_CHROMIUM_REPORT ?? '';
 const shots = process.env.MMAUTH_CHROMIUM_SHOTS ?? tmpdir();
 const decision = process.env.MMAUTH_AGENT_DECISION === 'deny' ? 'deny' : 'allow';
-const report = { url, decision, steps: [], consentShot: null, resultShot: null, finalUrl: null, result: null, title: null, detail: null, consoleErrors: [], error: null };
+const report = {
+  url,
+  decision,
+  steps: [],
+  consentShot: null,
+  resultShot: null,
+  finalUrl: null,
+  result: null,
+  title: null,
+  detail: null,
+  consoleErrors: [],
+  error: null,
+};
 
 const userDataDir = mkdtempSync(join(tmpdir(), 'mmauth-chromium-'));
 let context;
 try {
-  context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS, timeout: 20_000 });
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    timeout: 20_000,
+  });
   const page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(15_000);
   page.on('console', (message) => message.type() === 'error' && report.consoleErrors.push(message.text()));
@@ -40,7 +57,10 @@ try {
   await page.waitForSelector('#allow');
   report.consentShot = join(shots, 'consent.png');
   await page.screenshot({ path: report.consentShot, fullPage: true });
-  await Promise.all([page.waitForURL((next) => next.origin !== serverOrigin), page.click(decision === 'allow' ? '#allow' : '#deny')]);
+  await Promise.all([
+    page.waitForURL((next) => next.origin !== serverOrigin),
+    page.click(decision === 'allow' ? '#allow' : '#deny'),
+  ]);
   report.steps.push(`clicked ${decision}, now at ${page.url().split(/[?#]/)[0]}`);
   const verdict = page.locator('#result[data-result="success"], #result[data-result="error"]');
   await verdict.waitFor();

@@ -54,7 +54,10 @@ export interface RunningCli {
 
 /** Spawns `node bin/mmauth.cjs ...args`; killed after the timeout and when the test ends. */
 export function startCli(args: string[], options: CliOptions = {}): RunningCli {
-  const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(options.env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: cleanEnv(options.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   const listeners = new Set<() => void>();

@@ -28,14 +28,22 @@ export interface HostileServer {
  * Starts a server answering `routes` (`"POST /oauth2/token"` → behaviour); anything else gets 404.
  * With `tls` ({key, cert} PEM) it serves https.
  */
-export async function startHostileServer(routes: Record<string, Behaviour>, tls?: { key: string; cert: string }): Promise<HostileServer> {
+export async function startHostileServer(
+  routes: Record<string, Behaviour>,
+  tls?: { key: string; cert: string },
+): Promise<HostileServer> {
   const requests: HostileRequest[] = [];
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'http://x');
-      requests.push({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      requests.push({
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       const behaviour = routes[`${req.method} ${url.pathname}`];
       if (behaviour === undefined) {
         res.writeHead(404, { 'content-type': 'text/html' }).end('');
@@ -46,16 +54,24 @@ export async function startHostileServer(routes: Record<string, Behaviour>, tls?
   };
   const server: Server = tls === undefined ? createHttpServer(handler) : createHttpsServer(tls, handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  onTestFinished(() => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  }));
+  onTestFinished(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   const port = (server.address() as AddressInfo).port;
   return { baseUrl: `${tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}`, requests };
 }
 
 /** Answers `status` with `body` as given (a string or bytes) and `contentType`. */
-export function answer(status: number, body: string | Buffer, contentType = 'application/json; charset=utf-8', headers: Record<string, string> = {}): Behaviour {
+export function answer(
+  status: number,
+  body: string | Buffer,
+  contentType = 'application/json; charset=utf-8',
+  headers: Record<string, string> = {},
+): Behaviour {
   return (_req, res) => {
     res.writeHead(status, { 'content-type': contentType, ...headers });
     res.end(body);
@@ -95,6 +111,31 @@ export function makeSelfSignedCertificate(): SelfSignedCertificate {
   const dir = mkdtempSync(join(tmpdir(), 'mmauth-tls-'));
   const keyFile = join(dir, 'key.pem');
   const certFile = join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore', timeout: 20_000 });
-  return { key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), certFile, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ],
+    { stdio: 'ignore', timeout: 20_000 },
+  );
+  return {
+    key: readFileSync(keyFile, 'utf8'),
+    cert: readFileSync(certFile, 'utf8'),
+    certFile,
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

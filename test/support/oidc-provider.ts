@@ -61,7 +61,12 @@ export async function startTestProvider(): Promise<TestProvider> {
         scope: 'openid service userinfo.email',
       },
     ],
-    routes: { authorization: '/oauth2/authorize', token: '/oauth2/token', revocation: '/oauth2/revoke', introspection: '/oauth2/introspect' },
+    routes: {
+      authorization: '/oauth2/authorize',
+      token: '/oauth2/token',
+      revocation: '/oauth2/revoke',
+      introspection: '/oauth2/introspect',
+    },
     scopes: ['openid', 'service', 'userinfo.email'],
     pkce: { required: () => true },
     features: {
@@ -74,10 +79,13 @@ export async function startTestProvider(): Promise<TestProvider> {
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
   });
   handler = provider.callback();
-  onTestFinished(() => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  }));
+  onTestFinished(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
   return {
     baseUrl,
     clientId,

@@ -27,7 +27,8 @@ export function readPng(path: string): PngFacts {
     const type = bytes.toString('latin1', offset + 4, offset + 8);
     const end = offset + 8 + length;
     if (end + 4 > bytes.length) throw new Error(`${path}: chunk ${type} runs past the end`);
-    if (crc32(bytes.subarray(offset + 4, end)) !== bytes.readUInt32BE(end)) throw new Error(`${path}: bad CRC in chunk ${type}`);
+    if (crc32(bytes.subarray(offset + 4, end)) !== bytes.readUInt32BE(end))
+      throw new Error(`${path}: bad CRC in chunk ${type}`);
     if (type === 'IHDR') {
       width = bytes.readUInt32BE(offset + 8);
       height = bytes.readUInt32BE(offset + 12);
@@ -35,6 +36,7 @@ export function readPng(path: string): PngFacts {
     chunks.push(type);
     offset = end + 4;
   }
-  if (chunks[0] !== 'IHDR' || chunks.at(-1) !== 'IEND' || !chunks.includes('IDAT')) throw new Error(`${path}: chunks out of order: ${chunks.join(',')}`);
+  if (chunks[0] !== 'IHDR' || chunks.at(-1) !== 'IEND' || !chunks.includes('IDAT'))
+    throw new Error(`${path}: chunks out of order: ${chunks.join(',')}`);
   return { width, height, chunks };
 }

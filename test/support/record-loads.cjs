@@ -3,6 +3,8 @@
 // Written with fs.writeSync so that reporting does not itself create the stderr stream.
 const before = new Set(process.moduleLoadList);
 process.once('exit', () => {
-  const builtins = process.moduleLoadList.filter((entry) => entry.startsWith('NativeModule ') && !before.has(entry)).map((entry) => entry.slice('NativeModule '.length));
+  const builtins = process.moduleLoadList
+    .filter((entry) => entry.startsWith('NativeModule ') && !before.has(entry))
+    .map((entry) => entry.slice('NativeModule '.length));
   require('node:fs').writeSync(2, `[loaded] ${JSON.stringify({ builtins, files: Object.keys(require.cache) })}\n`);
 });

@@ -25,15 +25,34 @@ export function startInTmux(argv: string[], env: Record<string, string>): TmuxSe
   const socket = `mmauth-${process.pid}-${Math.random().toString(36).slice(2)}`;
   const exitFile = join(dir, 'exit');
   const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
-  const baseEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dir, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+  const baseEnv = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? dir,
+    TERM: 'xterm-256color',
+    LANG: 'C.UTF-8',
+  };
   const script = join(dir, 'run.sh');
-  writeFileSync(
-    script,
-    `${argv.map(quote).join(' ')}\necho "$?" > ${quote(exitFile)}\nsleep 600\n`,
-  );
-  const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', timeout: 10_000 });
+  writeFileSync(script, `${argv.map(quote).join(' ')}\necho "$?" > ${quote(exitFile)}\nsleep 600\n`);
+  const tmux = (...args: string[]) =>
+    execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...args], { encoding: 'utf8', timeout: 10_000 });
   const envArgs = Object.entries({ ...baseEnv, ...env }).map(([key, value]) => `${key}=${value}`);
-  tmux('new-session', '-d', '-s', 'main', '-x', '200', '-y', '50', 'env', '-i', ...envArgs, 'bash', '--norc', '--noprofile', script);
+  tmux(
+    'new-session',
+    '-d',
+    '-s',
+    'main',
+    '-x',
+    '200',
+    '-y',
+    '50',
+    'env',
+    '-i',
+    ...envArgs,
+    'bash',
+    '--norc',
+    '--noprofile',
+    script,
+  );
   onTestFinished(() => {
     try {
       tmux('kill-server');
@@ -58,12 +77,20 @@ export function startInTmux(argv: string[], env: Record<string, string>): TmuxSe
       tmux('send-keys', '-t', 'main', ...(options.literal === true ? ['-l'] : []), '--', ...keys);
     },
     screen,
-    waitFor: (pattern, timeoutMs = 10_000) => poll(() => screen().match(pattern) ?? undefined, timeoutMs, () => `the screen did not show ${pattern}`),
+    waitFor: (pattern, timeoutMs = 10_000) =>
+      poll(
+        () => screen().match(pattern) ?? undefined,
+        timeoutMs,
+        () => `the screen did not show ${pattern}`,
+      ),
     exitCode: (timeoutMs = 15_000) =>
       poll(
         () => {
           try {
-            const text = execFileSync('cat', [exitFile], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+            const text = execFileSync('cat', [exitFile], {
+              encoding: 'utf8',
+              stdio: ['ignore', 'pipe', 'ignore'],
+            }).trim();
             return text === '' ? undefined : Number(text);
           } catch {
             return undefined;

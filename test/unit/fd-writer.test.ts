@@ -44,7 +44,11 @@ function fakeStream(): { source: StreamSource; written: () => Buffer; calls: () 
       return true;
     },
   };
-  return { source: () => stream as unknown as ReturnType<StreamSource>, written: () => Buffer.concat(chunks), calls: () => calls };
+  return {
+    source: () => stream as unknown as ReturnType<StreamSource>,
+    written: () => Buffer.concat(chunks),
+    calls: () => calls,
+  };
 }
 
 describe('createFdWriter', () => {

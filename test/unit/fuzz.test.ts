@@ -15,7 +15,12 @@ import { parseTokenInfo, parseTokenResponse } from '../../src/oauth/parse.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
 const endpoints = resolveEndpoints('http://127.0.0.1:4010');
-const request = { url: new URL(endpoints.authorize), state: 'the-state', codeVerifier: 'v'.repeat(43), redirectUri: 'http://127.0.0.1/callback' };
+const request = {
+  url: new URL(endpoints.authorize),
+  state: 'the-state',
+  codeVerifier: 'v'.repeat(43),
+  redirectUri: 'http://127.0.0.1/callback',
+};
 
 /** Runs `parse`; passes if it returns or throws an MmauthError, fails on any other throw. */
 function isTypedOutcome(parse: () => unknown): boolean {
@@ -37,17 +42,54 @@ async function isTypedOutcomeAsync(parse: () => Promise<unknown>): Promise<boole
 }
 
 /** JSON-ish values with the token fields present more often than chance would put them. */
-const field = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 3 }), fc.object({ maxDepth: 1 }), fc.constant(undefined));
+const field = fc.oneof(
+  fc.string(),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.string(), { maxLength: 3 }),
+  fc.object({ maxDepth: 1 }),
+  fc.constant(undefined),
+);
 const tokenLike = fc.record(
-  { access_token: field, token_type: fc.oneof(field, fc.constantFrom('Bearer', 'bearer', 'BEARER', 'mac')), expires_in: fc.oneof(field, fc.integer({ min: -10, max: 1e12 })), scope: fc.oneof(field, fc.constantFrom('service', 'service userinfo.email', '')) },
+  {
+    access_token: field,
+    token_type: fc.oneof(field, fc.constantFrom('Bearer', 'bearer', 'BEARER', 'mac')),
+    expires_in: fc.oneof(field, fc.integer({ min: -10, max: 1e12 })),
+    scope: fc.oneof(field, fc.constantFrom('service', 'service userinfo.email', '')),
+  },
   { requiredKeys: [] },
 );
 const infoLike = fc.record(
-  { resource_owner_id: field, scope: field, expires_in_seconds: field, expires_in: field, application: fc.oneof(field, fc.record({ uid: field })), created_at: field },
+  {
+    resource_owner_id: field,
+    scope: field,
+    expires_in_seconds: field,
+    expires_in: field,
+    application: fc.oneof(field, fc.record({ uid: field })),
+    created_at: field,
+  },
   { requiredKeys: [] },
 );
 const callbackParams = fc.array(
-  fc.tuple(fc.oneof(fc.constantFrom('code', 'state', 'error', 'error_description', 'iss', 'access_token', 'token_type', 'expires_in', 'scope'), fc.string()), fc.oneof(fc.string(), fc.constant('the-state'), fc.constant('http://127.0.0.1:4010'))),
+  fc.tuple(
+    fc.oneof(
+      fc.constantFrom(
+        'code',
+        'state',
+        'error',
+        'error_description',
+        'iss',
+        'access_token',
+        'token_type',
+        'expires_in',
+        'scope',
+      ),
+      fc.string(),
+    ),
+    fc.oneof(fc.string(), fc.constant('the-state'), fc.constant('http://127.0.0.1:4010')),
+  ),
   { maxLength: 8 },
 );
 
@@ -61,20 +103,33 @@ describe(`parsers under fuzz (${RUNS} runs per property)`, () => {
         } catch (error) {
           return isMmauthError(error);
         }
-        return typeof parsed.accessToken === 'string' && /^[\x20-\x7e]+$/.test(parsed.accessToken) && parsed.tokenType === 'bearer' && (parsed.expiresInSeconds === undefined || (Number.isInteger(parsed.expiresInSeconds) && parsed.expiresInSeconds >= 0));
+        return (
+          typeof parsed.accessToken === 'string' &&
+          /^[\x20-\x7e]+$/.test(parsed.accessToken) &&
+          parsed.tokenType === 'bearer' &&
+          (parsed.expiresInSeconds === undefined ||
+            (Number.isInteger(parsed.expiresInSeconds) && parsed.expiresInSeconds >= 0))
+        );
       }),
       { numRuns: RUNS },
     );
   });
 
   it('parseTokenInfo: a record or a typed error', () => {
-    fc.assert(fc.property(fc.oneof(infoLike, fc.anything()), (json) => isTypedOutcome(() => parseTokenInfo(json))), { numRuns: RUNS });
+    fc.assert(
+      fc.property(fc.oneof(infoLike, fc.anything()), (json) => isTypedOutcome(() => parseTokenInfo(json))),
+      { numRuns: RUNS },
+    );
   });
 
   it('readJsonBody: any bytes give a JSON value or a typed error (invalid UTF-8 refused)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.uint8Array({ maxLength: 200 }), fc.json().map((text) => new TextEncoder().encode(text))), (bytes) =>
-        isTypedOutcomeAsync(async () => readJsonBody(bytes, 'the token endpoint')),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 200 }),
+          fc.json().map((text) => new TextEncoder().encode(text)),
+        ),
+        (bytes) => isTypedOutcomeAsync(async () => readJsonBody(bytes, 'the token endpoint')),
       ),
       { numRuns: RUNS },
     );
@@ -99,20 +154,31 @@ describe(`parsers under fuzz (${RUNS} runs per property)`, () => {
 
   it('parseImplicitAuthorizationResponse: any fragment gives a token only with the right state, else a typed error', () => {
     fc.assert(
-      fc.property(fc.oneof(callbackParams.map((pairs) => new URLSearchParams(pairs).toString()), fc.string()), (fragment) => {
-        const params = implicitParameters(new URL(`http://127.0.0.1:9/callback#${fragment}`));
-        try {
-          parseImplicitAuthorizationResponse(endpoints, params, 'the-state');
-        } catch (error) {
-          return isMmauthError(error);
-        }
-        return params.get('state') === 'the-state' && params.get('error') === null;
-      }),
+      fc.property(
+        fc.oneof(
+          callbackParams.map((pairs) => new URLSearchParams(pairs).toString()),
+          fc.string(),
+        ),
+        (fragment) => {
+          const params = implicitParameters(new URL(`http://127.0.0.1:9/callback#${fragment}`));
+          try {
+            parseImplicitAuthorizationResponse(endpoints, params, 'the-state');
+          } catch (error) {
+            return isMmauthError(error);
+          }
+          return params.get('state') === 'the-state' && params.get('error') === null;
+        },
+      ),
       { numRuns: RUNS },
     );
   });
 
   it('the properties can fail: a parser that crashes is caught', () => {
-    expect(() => fc.assert(fc.property(fc.anything(), (json) => isTypedOutcome(() => (json as { a: { b: number } }).a.b)), { numRuns: 50 })).toThrow();
+    expect(() =>
+      fc.assert(
+        fc.property(fc.anything(), (json) => isTypedOutcome(() => (json as { a: { b: number } }).a.b)),
+        { numRuns: 50 },
+      ),
+    ).toThrow();
   });
 });

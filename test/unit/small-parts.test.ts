@@ -72,12 +72,19 @@ describe('redirect URIs', () => {
     expect(parseLoopbackRedirectUri(value)).toMatchObject(expected);
   });
 
-  it.each(['http://127.0.0.1/callback', 'https://127.0.0.1:1/cb', 'http://[::1]:8976/cb', 'http://10.0.0.1:8976/cb', 'http://127.0.0.1:8976/cb?x=1', 'nonsense'])(
-    'login refuses --redirect-uri %s',
-    (value) => {
-      expect(failureOf(thrownBy(() => parseLoopbackRedirectUri(value)))).toMatchObject({ code: 'invalid_redirect_uri', exitCode: 2 });
-    },
-  );
+  it.each([
+    'http://127.0.0.1/callback',
+    'https://127.0.0.1:1/cb',
+    'http://[::1]:8976/cb',
+    'http://10.0.0.1:8976/cb',
+    'http://127.0.0.1:8976/cb?x=1',
+    'nonsense',
+  ])('login refuses --redirect-uri %s', (value) => {
+    expect(failureOf(thrownBy(() => parseLoopbackRedirectUri(value)))).toMatchObject({
+      code: 'invalid_redirect_uri',
+      exitCode: 2,
+    });
+  });
 });
 
 describe('splitCommandLine (BROWSER)', () => {
@@ -141,6 +148,9 @@ describe('formats', () => {
   });
 
   it.each(['', 'a/b', 'a b', 'x'.repeat(65), '..\u00e9'])('profile name %j is refused', (name) => {
-    expect(failureOf(thrownBy(() => assertProfileName(name)))).toMatchObject({ code: 'invalid_profile_name', exitCode: 2 });
+    expect(failureOf(thrownBy(() => assertProfileName(name)))).toMatchObject({
+      code: 'invalid_profile_name',
+      exitCode: 2,
+    });
   });
 });

@@ -33,7 +33,12 @@ export function renewCommand(origin: TokenOrigin | undefined): string {
  * MMAUTH_TOKEN equal to it keeps its record. Throws `not_logged_in`, `token_expired` or
  * `token_lifetime_too_short`, each naming the profile.
  */
-export function selectAccessToken(ctx: AppContext, profileName: string, profile: Profile | undefined, minTtlS?: number): AccessTokenChoice {
+export function selectAccessToken(
+  ctx: AppContext,
+  profileName: string,
+  profile: Profile | undefined,
+  minTtlS?: number,
+): AccessTokenChoice {
   const fromEnv = ctx.env.MMAUTH_TOKEN?.trim();
   const token = profile?.token;
   if (fromEnv) {

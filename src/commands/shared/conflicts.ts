@@ -1,11 +1,35 @@
 /** The words mmauth has always used for options that exclude each other, by option pair. */
 const CONFLICTS: ReadonlyArray<[string, string, string]> = [
-  ['--client-secret-file', '--client-secret-stdin', '--client-secret-file and --client-secret-stdin exclude each other'],
-  ['--implicit', '--client-secret-file', 'the implicit flow uses no client secret: drop --client-secret-file/--client-secret-stdin'],
-  ['--implicit', '--client-secret-stdin', 'the implicit flow uses no client secret: drop --client-secret-file/--client-secret-stdin'],
-  ['--with-token', '--implicit', '--with-token stores a token you already have: it takes no --implicit, --redirect-uri or --scope'],
-  ['--with-token', '--redirect-uri', '--with-token stores a token you already have: it takes no --implicit, --redirect-uri or --scope'],
-  ['--with-token', '--scope', '--with-token stores a token you already have: it takes no --implicit, --redirect-uri or --scope'],
+  [
+    '--client-secret-file',
+    '--client-secret-stdin',
+    '--client-secret-file and --client-secret-stdin exclude each other',
+  ],
+  [
+    '--implicit',
+    '--client-secret-file',
+    'the implicit flow uses no client secret: drop --client-secret-file/--client-secret-stdin',
+  ],
+  [
+    '--implicit',
+    '--client-secret-stdin',
+    'the implicit flow uses no client secret: drop --client-secret-file/--client-secret-stdin',
+  ],
+  [
+    '--with-token',
+    '--implicit',
+    '--with-token stores a token you already have: it takes no --implicit, --redirect-uri or --scope',
+  ],
+  [
+    '--with-token',
+    '--redirect-uri',
+    '--with-token stores a token you already have: it takes no --implicit, --redirect-uri or --scope',
+  ],
+  [
+    '--with-token',
+    '--scope',
+    '--with-token stores a token you already have: it takes no --implicit, --redirect-uri or --scope',
+  ],
 ];
 
 /**

@@ -18,7 +18,8 @@ const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file or --client-s
 
 const OAUTH_HINTS: Record<string, string> = {
   invalid_client: `check the client id and secret (--client-id / MMAUTH_CLIENT_ID; ${SECRET_SOURCES})`,
-  invalid_grant: 'the authorization code was refused (expired, used, or issued for another redirect URI): run `mmauth login` again',
+  invalid_grant:
+    'the authorization code was refused (expired, used, or issued for another redirect URI): run `mmauth login` again',
   invalid_scope: 'pass --scope with scopes the server knows (space-separated)',
   unauthorized_client: 'this client may not do that; check --client-id and the client secret',
   access_denied: 'the request was denied; run `mmauth login` again and allow access',
@@ -145,7 +146,13 @@ function statusHint(status: number | undefined): string | undefined {
 }
 
 /** Codes that say nothing about the server: `logout` cannot suggest --local-only for them. */
-const LOCAL_CODES = new Set<ErrorCode>(['interrupted', 'store_unreadable', 'store_malformed', 'store_write_failed', 'store_lock_failed']);
+const LOCAL_CODES = new Set<ErrorCode>([
+  'interrupted',
+  'store_unreadable',
+  'store_malformed',
+  'store_write_failed',
+  'store_lock_failed',
+]);
 
 /** The hint to print under `error`: its own (command layer), else the one its code implies. */
 export function hintOf(error: MmauthError, context: FailureContext): string | undefined {
@@ -172,11 +179,11 @@ export interface FailureReport {
 /** Describes any thrown value: an MmauthError as it is, anything else as `unexpected` (exit 1). */
 export function describeFailure(error: unknown, context: FailureContext): FailureReport {
   const failure = isMmauthError(error)
-      ? error
-      : new MmauthError('unexpected', `unexpected failure: ${error instanceof Error ? error.message : String(error)}`, {
-          cause: error,
-          hint: 'run again with --verbose for details',
-        });
+    ? error
+    : new MmauthError('unexpected', `unexpected failure: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+        hint: 'run again with --verbose for details',
+      });
   return {
     code: failure.code,
     message: failure.message,

@@ -48,7 +48,9 @@ export function parseSeconds(min: number): (value: string) => number {
 }
 
 /** Adds --base-url, --profile, --timeout, --json and --verbose. */
-export function withCommonOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
+export function withCommonOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(
+  command: Command<A, O, G>,
+) {
   return command
     .option('--base-url <url>', 'service base URL, https unless loopback (env MMAUTH_BASE_URL)')
     .option('--profile <name>', 'profile to use (env MMAUTH_PROFILE; default "default")')
@@ -58,7 +60,9 @@ export function withCommonOptions<A extends unknown[], O extends OptionValues, G
 }
 
 /** Adds --profile, --json and --verbose: the options of commands that never reach the network. */
-export function withLocalOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
+export function withLocalOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(
+  command: Command<A, O, G>,
+) {
   return command
     .option('--profile <name>', 'profile to use (env MMAUTH_PROFILE; default "default")')
     .option('--json', 'print one JSON document on stdout')
@@ -66,7 +70,9 @@ export function withLocalOptions<A extends unknown[], O extends OptionValues, G 
 }
 
 /** Adds the local options and --min-ttl (for `token` and `header`). */
-export function withTokenOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
+export function withTokenOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(
+  command: Command<A, O, G>,
+) {
   return withLocalOptions(command).option(
     '--min-ttl <seconds>',
     'fail unless the token is valid for at least this many more seconds',
@@ -76,13 +82,16 @@ export function withTokenOptions<A extends unknown[], O extends OptionValues, G 
 }
 
 /** Adds --client-id, --client-secret-file and --client-secret-stdin (exclusive). No option takes the secret itself. */
-export function withClientOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(command: Command<A, O, G>) {
+export function withClientOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(
+  command: Command<A, O, G>,
+) {
   return command
     .option('--client-id <id>', 'registered client id (env MMAUTH_CLIENT_ID)')
     .addOption(
-      new Option('--client-secret-file <path>', 'read the client secret from this file (or set MMAUTH_CLIENT_SECRET)').conflicts(
-        'clientSecretStdin',
-      ),
+      new Option(
+        '--client-secret-file <path>',
+        'read the client secret from this file (or set MMAUTH_CLIENT_SECRET)',
+      ).conflicts('clientSecretStdin'),
     )
     .option('--client-secret-stdin', 'read the client secret from standard input');
 }

@@ -24,7 +24,9 @@ export function parseLoopbackRedirectUri(value: string): LoopbackRedirect {
   }
   if (url.port === '' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
     const message = `--redirect-uri needs an explicit port and no query, fragment or credentials, got ${value}`;
-    throw new MmauthError('invalid_redirect_uri', message, { hint: 'e.g. --redirect-uri http://127.0.0.1:8976/callback' });
+    throw new MmauthError('invalid_redirect_uri', message, {
+      hint: 'e.g. --redirect-uri http://127.0.0.1:8976/callback',
+    });
   }
   return { uri: url.href, port: Number(url.port), path: url.pathname };
 }

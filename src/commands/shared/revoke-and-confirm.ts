@@ -9,7 +9,11 @@ import { lookUpTokenInfo } from '../../oauth/token-info.js';
  * endpoint (404: RFC 7009's reading of the 200 is taken). Throws `revocation_error` when the server
  * refuses, `revocation_not_confirmed` when token info still accepts the token, or a network error.
  */
-export async function revokeAndConfirm(server: ServerConfiguration, client: ClientAuthentication, accessToken: string): Promise<boolean> {
+export async function revokeAndConfirm(
+  server: ServerConfiguration,
+  client: ClientAuthentication,
+  accessToken: string,
+): Promise<boolean> {
   await requestRevocation(server, client, accessToken);
   let isActive: boolean;
   try {
@@ -19,7 +23,8 @@ export async function revokeAndConfirm(server: ServerConfiguration, client: Clie
     throw error;
   }
   if (isActive) {
-    const message = 'the token was NOT revoked: the revoke endpoint answered 200 but token info still accepts the token';
+    const message =
+      'the token was NOT revoked: the revoke endpoint answered 200 but token info still accepts the token';
     throw new MmauthError('revocation_not_confirmed', message);
   }
   return true;

@@ -7,7 +7,11 @@ import { assertProfileName, type Profile } from '../../store/profile.js';
 import type { SecretOptions } from './options.js';
 
 /** Flag > environment > stored profile: the first non-empty value, trimmed. */
-export function pickSetting(flag: string | undefined, fromEnv: string | undefined, stored: string | undefined): string | undefined {
+export function pickSetting(
+  flag: string | undefined,
+  fromEnv: string | undefined,
+  stored: string | undefined,
+): string | undefined {
   for (const value of [flag, fromEnv, stored]) {
     if (value !== undefined && value.trim() !== '') return value.trim();
   }
@@ -28,11 +32,17 @@ export function isVerbose(options: { verbose?: boolean }, env: NodeJS.ProcessEnv
  * The base URL: flag > MMAUTH_BASE_URL > profile > a prompt on a terminal. Throws `no_base_url`
  * when there is none and mmauth may not prompt.
  */
-export async function requireBaseUrl(flag: string | undefined, ctx: AppContext, profile: Profile | undefined): Promise<string> {
+export async function requireBaseUrl(
+  flag: string | undefined,
+  ctx: AppContext,
+  profile: Profile | undefined,
+): Promise<string> {
   const baseUrl = pickSetting(flag, ctx.env.MMAUTH_BASE_URL, profile?.baseUrl);
   if (baseUrl !== undefined) return baseUrl;
   if (!ctx.prompter.canPrompt) {
-    throw new MmauthError('no_base_url', 'no base URL', { hint: 'pass --base-url https://host or set MMAUTH_BASE_URL' });
+    throw new MmauthError('no_base_url', 'no base URL', {
+      hint: 'pass --base-url https://host or set MMAUTH_BASE_URL',
+    });
   }
   return ctx.prompter.text('Service base URL (https://…):', '--base-url URL or MMAUTH_BASE_URL', (value) => {
     try {
@@ -48,7 +58,11 @@ export async function requireBaseUrl(flag: string | undefined, ctx: AppContext, 
  * The client id: flag > MMAUTH_CLIENT_ID > profile > a prompt on a terminal. Throws `no_client_id`
  * naming the flag and the variable when it is absent and mmauth may not prompt.
  */
-export async function requireClientId(flag: string | undefined, ctx: AppContext, profile: Profile | undefined): Promise<string> {
+export async function requireClientId(
+  flag: string | undefined,
+  ctx: AppContext,
+  profile: Profile | undefined,
+): Promise<string> {
   const clientId = pickSetting(flag, ctx.env.MMAUTH_CLIENT_ID, profile?.clientId);
   if (clientId !== undefined) return clientId;
   if (!ctx.prompter.canPrompt) {
@@ -68,13 +82,21 @@ const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file PATH or --cli
  * stored profile > a masked prompt on a terminal; trailing newlines dropped. Throws
  * `unreadable_secret_file`, `invalid_client_secret` (empty or several lines) or `prompt_unavailable`.
  */
-export async function resolveClientSecret(options: SecretOptions, ctx: AppContext, profile: Profile | undefined): Promise<string> {
+export async function resolveClientSecret(
+  options: SecretOptions,
+  ctx: AppContext,
+  profile: Profile | undefined,
+): Promise<string> {
   let secret: string;
   if (options.clientSecretFile !== undefined) {
     try {
       secret = await ctx.readTextFile(options.clientSecretFile);
     } catch (error) {
-      throw new MmauthError('unreadable_secret_file', `cannot read the client secret file ${options.clientSecretFile}`, { cause: error });
+      throw new MmauthError(
+        'unreadable_secret_file',
+        `cannot read the client secret file ${options.clientSecretFile}`,
+        { cause: error },
+      );
     }
   } else if (options.clientSecretStdin === true) {
     secret = await ctx.readStdin();
@@ -96,7 +118,12 @@ export async function resolveClientSecret(options: SecretOptions, ctx: AppContex
  * The scope to request: flag > profile > a checkbox of the spec's known scopes (§2.5) on a
  * terminal > `fallback`. Space-separated; commas refused (`invalid_scope_syntax`).
  */
-export async function chooseScope(flag: string | undefined, profile: Profile | undefined, fallback: string, ctx: AppContext): Promise<string> {
+export async function chooseScope(
+  flag: string | undefined,
+  profile: Profile | undefined,
+  fallback: string,
+  ctx: AppContext,
+): Promise<string> {
   if (pickSetting(flag, undefined, profile?.scope) !== undefined || !ctx.prompter.canPrompt) {
     return resolveScope(flag, profile, fallback);
   }
@@ -113,9 +140,13 @@ export async function chooseScope(flag: string | undefined, profile: Profile | u
 export function resolveScope(flag: string | undefined, profile: Profile | undefined, fallback: string): string {
   const scope = normalizeScope(pickSetting(flag, undefined, profile?.scope) ?? fallback);
   if (scope.includes(',')) {
-    throw new MmauthError('invalid_scope_syntax', `invalid scope "${scope}": scopes are separated by spaces, not commas`, {
-      hint: 'e.g. --scope "service userinfo.email"',
-    });
+    throw new MmauthError(
+      'invalid_scope_syntax',
+      `invalid scope "${scope}": scopes are separated by spaces, not commas`,
+      {
+        hint: 'e.g. --scope "service userinfo.email"',
+      },
+    );
   }
   return scope;
 }

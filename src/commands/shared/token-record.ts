@@ -6,13 +6,21 @@ import type { StoredToken } from '../../store/profile.js';
  * A token endpoint response (RFC 6749 §5.1; spec §2.2) as the record to store, with its absolute
  * expiry from `nowMs` (epoch ms); an omitted `scope` means the requested scope was granted (§5.1).
  */
-export function toStoredToken(response: TokenResponse, origin: TokenOrigin, nowMs: number, requestedScope: string): StoredToken {
+export function toStoredToken(
+  response: TokenResponse,
+  origin: TokenOrigin,
+  nowMs: number,
+  requestedScope: string,
+): StoredToken {
   return {
     accessToken: response.accessToken,
     tokenType: response.tokenType,
     scope: response.scope ?? requestedScope,
     grant: origin,
     obtainedAt: new Date(nowMs).toISOString(),
-    expiresAt: response.expiresInSeconds === undefined ? undefined : new Date(nowMs + response.expiresInSeconds * 1000).toISOString(),
+    expiresAt:
+      response.expiresInSeconds === undefined
+        ? undefined
+        : new Date(nowMs + response.expiresInSeconds * 1000).toISOString(),
   };
 }

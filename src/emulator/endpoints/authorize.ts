@@ -19,7 +19,13 @@ function issueCsrf(session: BrowserSession): string {
 }
 
 /** Approval: a code in the query (RFC 6749 §4.1.2) or a token in the fragment (§4.2.2). */
-function approve(res: ServerResponse, state: EmulatorState, request: AuthorizationRequest, ownerId: number, session?: BrowserSession): void {
+function approve(
+  res: ServerResponse,
+  state: EmulatorState,
+  request: AuthorizationRequest,
+  ownerId: number,
+  session?: BrowserSession,
+): void {
   if (request.responseType === 'token') {
     const token = state.issueToken({ client: request.client, ownerId, scopes: request.scopes, grant: 'implicit' });
     const expiresIn = lifetimeS(token);
@@ -37,7 +43,12 @@ function approve(res: ServerResponse, state: EmulatorState, request: Authorizati
   sendRedirect(res, redirectTo(redirectUri, { code: code.code, state: request.state }, false), session);
 }
 
-function sendRequestError(res: ServerResponse, error: string, description: string | undefined, session?: BrowserSession): void {
+function sendRequestError(
+  res: ServerResponse,
+  error: string,
+  description: string | undefined,
+  session?: BrowserSession,
+): void {
   sendPage(res, 200, renderAuthorizeErrorPage(error, description ?? DESCRIPTIONS[error] ?? error), session);
 }
 
@@ -62,7 +73,14 @@ export const authorizeGet: EndpointHandler = ({ req, res, url }, { state, autoAp
     sendPage(res, 200, renderLoginPage(`${url.pathname}${url.search}`, issueCsrf(session)), session);
     return;
   }
-  const page = renderConsentPage(checked.value.client.name, user.login, checked.value.scopes, requestFields(url.searchParams), issueCsrf(session), issueCsrf(session));
+  const page = renderConsentPage(
+    checked.value.client.name,
+    user.login,
+    checked.value.scopes,
+    requestFields(url.searchParams),
+    issueCsrf(session),
+    issueCsrf(session),
+  );
   sendPage(res, 200, page, session);
 };
 
@@ -71,8 +89,15 @@ export const signIn: EndpointHandler = ({ req, res, form }, { state }) => {
   const session = state.session(readCookie(req, SESSION_COOKIE));
   const returnTo = form.get('return_to') ?? '';
   const csrf = form.get('authenticity_token') ?? '';
-  if (!returnTo.startsWith('/oauth2/authorize?') || !/^[\x21-\x7e]+$/.test(returnTo) || !session.csrfTokens.delete(csrf)) {
-    const page = renderAuthorizeErrorPage('invalid_request', 'The sign-in form expired or was forged. Start again from the application.');
+  if (
+    !returnTo.startsWith('/oauth2/authorize?') ||
+    !/^[\x21-\x7e]+$/.test(returnTo) ||
+    !session.csrfTokens.delete(csrf)
+  ) {
+    const page = renderAuthorizeErrorPage(
+      'invalid_request',
+      'The sign-in form expired or was forged. Start again from the application.',
+    );
     sendPage(res, 403, page, session);
     return;
   }
@@ -90,7 +115,10 @@ export const authorizePost: EndpointHandler = ({ req, res, form }, { state }) =>
   const session = state.session(readCookie(req, SESSION_COOKIE));
   const csrf = form.get('authenticity_token') ?? '';
   if (session.userId === undefined || !session.csrfTokens.delete(csrf)) {
-    const page = renderAuthorizeErrorPage('invalid_request', 'The consent form expired or was forged. Start again from the application.');
+    const page = renderAuthorizeErrorPage(
+      'invalid_request',
+      'The consent form expired or was forged. Start again from the application.',
+    );
     sendPage(res, 403, page, session);
     return;
   }

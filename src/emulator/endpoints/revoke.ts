@@ -13,7 +13,10 @@ export const revokeEndpoint: EndpointHandler = ({ req, res, form }, { state, fla
   const isOwner = record !== undefined && client !== undefined && record.client === client;
   if (isAuthenticated && isOwner) {
     state.revokeToken(record.token);
-  } else if (flavor === 'doorkeeper5' && (!isAuthenticated || (record !== undefined && !isOwner && record.client.clientSecret !== undefined))) {
+  } else if (
+    flavor === 'doorkeeper5' &&
+    (!isAuthenticated || (record !== undefined && !isOwner && record.client.clientSecret !== undefined))
+  ) {
     sendOAuthError(res, 403, 'unauthorized_client');
     return;
   }

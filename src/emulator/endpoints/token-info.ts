@@ -13,7 +13,8 @@ export const tokenInfoEndpoint: EndpointHandler = ({ req, res }, { state, flavor
     sendOAuthError(res, 401, 'invalid_token', { state: 'unauthorized' });
     return;
   }
-  const remainingS = record.expiresAtMs === undefined ? null : Math.max(0, Math.round((record.expiresAtMs - state.nowMs()) / 1000));
+  const remainingS =
+    record.expiresAtMs === undefined ? null : Math.max(0, Math.round((record.expiresAtMs - state.nowMs()) / 1000));
   if (flavor === 'doorkeeper5') {
     const body: TokenInfoDoorkeeper5Wire = {
       resource_owner_id: record.ownerId,

@@ -27,11 +27,18 @@ function verifyPkce(challenge: { value: string; method: 'S256' | 'plain' }, veri
 }
 
 function missingParameter(res: ServerResponse, name: string): void {
-  sendOAuthError(res, 400, 'invalid_request', { error_description: `${DESCRIPTIONS.invalid_request} Missing required parameter: ${name}.` });
+  sendOAuthError(res, 400, 'invalid_request', {
+    error_description: `${DESCRIPTIONS.invalid_request} Missing required parameter: ${name}.`,
+  });
 }
 
 /** The client credentials grant (RFC 6749 §4.4): confidential clients only. */
-function clientCredentialsGrant(res: ServerResponse, form: URLSearchParams, state: EmulatorState, client: EmulatorClient): void {
+function clientCredentialsGrant(
+  res: ServerResponse,
+  form: URLSearchParams,
+  state: EmulatorState,
+  client: EmulatorClient,
+): void {
   if (client.clientSecret === undefined) {
     sendOAuthError(res, 401, 'invalid_client');
     return;
@@ -45,7 +52,12 @@ function clientCredentialsGrant(res: ServerResponse, form: URLSearchParams, stat
 }
 
 /** The authorization code grant (RFC 6749 §4.1.3, RFC 7636 §4.6): code, redirect URI and verifier checked. */
-function authorizationCodeGrant(res: ServerResponse, form: URLSearchParams, state: EmulatorState, client: EmulatorClient): void {
+function authorizationCodeGrant(
+  res: ServerResponse,
+  form: URLSearchParams,
+  state: EmulatorState,
+  client: EmulatorClient,
+): void {
   const codeValue = form.get('code');
   const redirectUri = form.get('redirect_uri');
   if (codeValue === null || codeValue === '') return missingParameter(res, 'code');
@@ -64,7 +76,13 @@ function authorizationCodeGrant(res: ServerResponse, form: URLSearchParams, stat
     }
   }
   state.consumeCode(code.code);
-  sendJson(res, 200, tokenResponse(state.issueToken({ client, ownerId: code.ownerId, scopes: code.scopes, grant: 'authorization_code' })));
+  sendJson(
+    res,
+    200,
+    tokenResponse(
+      state.issueToken({ client, ownerId: code.ownerId, scopes: code.scopes, grant: 'authorization_code' }),
+    ),
+  );
 }
 
 /** `POST /oauth2/token` (RFC 6749 §4.1.3, §4.4.2; spec §4.2), with Doorkeeper's errors (server-behaviour.md token 4). */

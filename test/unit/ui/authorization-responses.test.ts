@@ -33,7 +33,10 @@ describe('waitForAuthorizationResponses: the listener and paste-back, merged', (
     expect(incoming.url.searchParams.get('code')).toBe('pasted');
     expect(refusals).toEqual([
       'what was pasted is not a URL; paste the full address the browser ended on',
-      'the pasted URL is not the redirect URI (expected http://127.0.0.1:1/callback?…)'.replace(':1/', `:${listener.port}/`),
+      'the pasted URL is not the redirect URI (expected http://127.0.0.1:1/callback?…)'.replace(
+        ':1/',
+        `:${listener.port}/`,
+      ),
     ]);
   });
 
@@ -50,7 +53,11 @@ describe('waitForAuthorizationResponses: the listener and paste-back, merged', (
   it('rejects with callback_timeout (exit 3) after the bound, naming the redirect URI', async () => {
     const { listener, responses } = await setUp({ timeoutMs: 100 });
     const failure = failureOf(await rejectedBy(() => responses.next()));
-    expect(failure).toEqual({ code: 'callback_timeout', exitCode: 3, message: `no redirect arrived at ${listener.redirectUri} within 0 s` });
+    expect(failure).toEqual({
+      code: 'callback_timeout',
+      exitCode: 3,
+      message: `no redirect arrived at ${listener.redirectUri} within 0 s`,
+    });
   });
 
   it('rejects with interrupted (exit 130) on Ctrl-C', async () => {
