@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench [-- RESULTS.json] [--pairs N] [--warmup N]`: start-up and request costs of mmauth
 // beside `node -e 0`, `gh auth token` and curl, the emulator under autocannon, and the size of a
-// production install (issue 6). Each comparison alternates its two commands (A B A B …) after a
+// production install. Each comparison alternates its two commands (A B A B …) after a
 // warm-up, so that drift on a busy machine hits both alike; the figures are medians and the median
 // of the pairwise ratios A/B. Every command runs without NODE_EXTRA_CA_CERTS (it adds about 30 ms
 // to each node start on these machines). Needs a built tree (`npm ci` builds it) and python3.
@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(root, 'bin', 'mmauth.cjs');
 
-/** The targets of issue 6. */
+/** The performance targets (README "Performance"). */
 const TARGETS = {
   help: { ratio: 1.5 },
   tokenVsGh: { ratio: 1.0 },
@@ -143,7 +143,7 @@ async function comparePair(name, a, b) {
   return result;
 }
 
-/** autocannon against the emulator's token endpoint: client-credentials requests, as issue 6 sets them. */
+/** autocannon against the emulator's token endpoint: client-credentials requests. */
 async function loadEmulator(emulator) {
   const { default: autocannon } = await import('autocannon');
   const body = new URLSearchParams({

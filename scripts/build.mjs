@@ -2,7 +2,7 @@
 // Builds dist/ (run by `npm run build`, which `npm ci` runs through `prepare`):
 // 1. tsc: ES modules and declarations, for the `mmauth/emulator` export and the demo.
 // 2. esbuild: the command-line program as one CommonJS bundle, dist/mmauth.cjs, which
-//    bin/mmauth.cjs compiles with V8's code cache. Why this shape (issue 6, Node 20 measured):
+//    bin/mmauth.cjs compiles with V8's code cache. Why this shape (Node 20):
 //    an ES module anywhere starts Node's ES module loader (about 4 ms), one file parses faster
 //    than forty, and a code cache spares most of the compiling (about 6 ms). So the bundle holds
 //    no import() at all: every package loads through a lazy require() where it is used:

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../loopback/pages.js';
+import { escapeHtml } from '../util/escape-html.js';
 
 function layout(title: string, body: string): string {
   return `<!doctype html>

@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
+import { escapeHtml } from '../util/escape-html.js';
 
-/** Escapes text for HTML element content and attribute values. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /** The verdict a callback page shows. */
 export interface CallbackPage {

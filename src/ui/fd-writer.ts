@@ -35,7 +35,7 @@ export function isTerminalFd(fd: number, stream: () => { isTTY?: boolean }): boo
 /**
  * A Writer on file descriptor `fd` (1 for stdout, 2 for stderr) that writes with fs.writeSync, so a command that only
  * prints never creates Node's stdout/stderr stream: creating one loads net, stream and tty (about
- * 3 ms of a 20 ms start-up, measured for issue 6). It falls back to `stream()` for good when the
+ * 3 ms of a 20 ms start-up). It falls back to `stream()` for good when the
  * descriptor is non-blocking and full (EAGAIN), and stops writing when the reader has gone (EPIPE,
  * e.g. `mmauth token | head -c 0`). Whether it is a terminal is judged by isTerminalFd.
  */

@@ -3,7 +3,7 @@ import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createFdWriter, isTerminalFd, type StreamSource } from '../../src/ui/fd-writer.js';
+import { createFdWriter, isTerminalFd, type StreamSource } from '../../../src/ui/fd-writer.js';
 
 /** A FIFO opened read-write and non-blocking: writes beyond its buffer (64 KiB) fail with EAGAIN. */
 function nonBlockingPipe(): number {

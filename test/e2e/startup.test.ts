@@ -8,7 +8,7 @@ import { BIN, cleanEnv, makeConfigDir, runCli } from '../support/cli.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const RECORDER = resolve(import.meta.dirname, '../support/record-loads.cjs');
 
-/** Built-in modules that cost start-up time and that only some commands need (issue 6). */
+/** Built-in modules that cost start-up time and that only some commands need. */
 const HEAVY_BUILTINS = [
   'child_process',
   'crypto',

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { HttpResponse } from '../../src/http/http-types.js';
-import { parseChallengeError } from '../../src/oauth/describe-error.js';
-import { parseTokenEndpointResponse } from '../../src/oauth/token-response.js';
-import { failureOf as describe_, thrownBy } from '../support/failure.js';
+import type { HttpResponse } from '../../../src/http/http-types.js';
+import { parseChallengeError } from '../../../src/oauth/describe-error.js';
+import { parseTokenEndpointResponse } from '../../../src/oauth/token-response.js';
+import { failureOf as describe_, thrownBy } from '../../support/failure.js';
 
 function answer(
   status: number,

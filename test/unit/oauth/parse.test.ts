@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { thrownBy } from '../support/failure.js';
-import { parseTokenInfo, parseTokenResponse } from '../../src/oauth/parse.js';
+import { thrownBy } from '../../support/failure.js';
+import { parseTokenInfo, parseTokenResponse } from '../../../src/oauth/parse.js';
 
 const TOKEN = 'a'.repeat(43);
 

@@ -5,13 +5,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../src/commands/shared/failure.js';
-import { isMmauthError } from '../../src/errors.js';
-import { validateAuthorizationResponse } from '../../src/oauth/authorization-code.js';
-import { resolveEndpoints } from '../../src/oauth/endpoints.js';
-import { implicitParameters, parseImplicitAuthorizationResponse } from '../../src/oauth/implicit.js';
-import { readJsonBody } from '../../src/oauth/json-body.js';
-import { parseTokenInfo, parseTokenResponse } from '../../src/oauth/parse.js';
+import { exitCodeOf } from '../../../src/commands/shared/failure.js';
+import { isMmauthError } from '../../../src/errors.js';
+import { validateAuthorizationResponse } from '../../../src/oauth/authorization-code.js';
+import { resolveEndpoints } from '../../../src/oauth/endpoints.js';
+import { implicitParameters, parseImplicitAuthorizationResponse } from '../../../src/oauth/implicit.js';
+import { readJsonBody } from '../../../src/oauth/json-body.js';
+import { parseTokenInfo, parseTokenResponse } from '../../../src/oauth/parse.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
 const endpoints = resolveEndpoints('http://127.0.0.1:4010');

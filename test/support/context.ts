@@ -1,0 +1,140 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { onTestFinished } from 'vitest';
+import { readStdinText, type AppContext } from '../../src/context.js';
+import { MmauthError } from '../../src/errors.js';
+import { createHttpClient } from '../../src/http/http-client.js';
+import { openProfileStore, type ProfileStore } from '../../src/store/profile-store.js';
+import type { BrowserOutcome } from '../../src/browser/open-browser.js';
+import type { Writer } from '../../src/ui/fd-writer.js';
+import { createOutput, type Output } from '../../src/ui/output.js';
+import type { Prompter } from '../../src/ui/prompts.js';
+
+/** A Writer that keeps what it was given. */
+export interface BufferedWriter extends Writer {
+  text(): string;
+}
+
+function bufferedWriter(): BufferedWriter {
+  let text = '';
+  return {
+    write: (chunk) => {
+      text += chunk;
+    },
+    isTTY: false,
+    columns: undefined,
+    flush: async () => undefined,
+    text: () => text,
+  };
+}
+
+/** What a browser stand-in does with the authorization URL it is asked to open. */
+export type BrowserStandIn = (url: string) => Promise<BrowserOutcome>;
+
+/**
+ * A browser stand-in for an auto-approving server: fetches the authorization URL without following
+ * the redirect, then goes where the server sent it (the real loopback listener). For the implicit
+ * flow it posts the fragment to the listener as the relay page's script would.
+ */
+export function followAuthorizeRedirect(visits: string[] = []): BrowserStandIn {
+  return async (url) => {
+    visits.push(url);
+    const authorize = await fetch(url, { redirect: 'manual' });
+    const location = authorize.headers.get('location');
+    if (location === null) return { isOpened: false, reason: `no redirect (HTTP ${authorize.status})` };
+    const target = new URL(location);
+    if (target.hash.length > 1) {
+      const fragment = target.hash.slice(1);
+      target.hash = '';
+      void fetch(target, { method: 'POST', body: fragment, headers: { origin: target.origin } });
+    } else {
+      void fetch(target);
+    }
+    return { isOpened: true, via: 'the test browser' };
+  };
+}
+
+/** Options of createTestContext. */
+export interface TestContextOptions {
+  env?: Record<string, string>;
+  /** Fixed clock, epoch ms; default 2026-11-23T12:00:00Z. */
+  nowMs?: number;
+  /** Standard input text (ended). */
+  stdin?: string;
+  /** What opening a browser does; default: nothing opens. */
+  browser?: BrowserStandIn;
+  /** Fixed `state` and PKCE verifier, instead of random ones. */
+  random?: { state: string; codeVerifier: string };
+}
+
+/** An AppContext over buffers, a fixed clock and a fresh config directory, plus what it recorded. */
+export interface TestContext extends AppContext {
+  stdout: BufferedWriter;
+  stderr: BufferedWriter;
+  configDir: string;
+  /** Moves the fixed clock. */
+  advance(seconds: number): void;
+  store(): Promise<ProfileStore>;
+}
+
+const NO_PROMPTS: Prompter = {
+  canPrompt: false,
+  secret: async (message, alternatives) => {
+    throw new MmauthError('prompt_unavailable', `${message} is needed and this is a test`, { hint: alternatives });
+  },
+  text: async (message, alternatives) => {
+    throw new MmauthError('prompt_unavailable', `${message} is needed and this is a test`, { hint: alternatives });
+  },
+  checkbox: async (message, _choices, alternatives) => {
+    throw new MmauthError('prompt_unavailable', `${message} is needed and this is a test`, { hint: alternatives });
+  },
+};
+
+/**
+ * Builds the AppContext commands run with in-process: buffered stdout/stderr (no terminal, no
+ * colour), a fixed clock, a config directory of its own (removed when the test ends), the real
+ * HTTP client and store, no prompts, and an optional browser stand-in and fixed randomness.
+ */
+export function createTestContext(options: TestContextOptions = {}): TestContext {
+  const dir = mkdtempSync(join(tmpdir(), 'mmauth-ctx-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  const configDir = join(dir, 'config');
+  const env: NodeJS.ProcessEnv = { MMAUTH_CONFIG_DIR: configDir, ...options.env };
+  let nowMs = options.nowMs ?? Date.parse('2026-11-23T12:00:00Z');
+  const stdout = bufferedWriter();
+  const stderr = bufferedWriter();
+  const stdin = new PassThrough();
+  stdin.end(options.stdin ?? '');
+  const interrupt = new AbortController();
+  onTestFinished(() => interrupt.abort());
+  let output: Promise<Output> | undefined;
+  let store: Promise<ProfileStore> | undefined;
+  const openStore = () => (store ??= openProfileStore({ configDir }));
+  const browser = options.browser;
+  const random = options.random;
+  return {
+    env,
+    platform: process.platform,
+    stdin,
+    stdout,
+    stderr,
+    signal: interrupt.signal,
+    nowMs: () => nowMs,
+    output: () => (output ??= createOutput({ stdout, stderr }, env)),
+    prompter: NO_PROMPTS,
+    openStore,
+    store: openStore,
+    http: (timeoutMs, trace) =>
+      createHttpClient({ timeoutMs, interrupt: interrupt.signal, env, ...(trace === undefined ? {} : { trace }) }),
+    browser: () => ({ open: browser ?? (async () => ({ isOpened: false, reason: 'no browser in this test' })) }),
+    readTextFile: async (path) => (await import('node:fs/promises')).readFile(path, 'utf8'),
+    readStdin: () => readStdinText(stdin),
+    ...(random === undefined ? {} : { random: { state: () => random.state, codeVerifier: () => random.codeVerifier } }),
+    configDir,
+    advance: (seconds) => {
+      nowMs += seconds * 1000;
+    },
+  };
+}
