@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { runLogin, type LoginOptions } from '../../src/commands/login.js';
+import { createTestContext, followAuthorizeRedirect, type BrowserStandIn } from '../support/context.js';
+import { readConfig, startTestEmulator, type TestEmulator } from '../support/emulator.js';
+import { failureOf, rejectedBy } from '../support/failure.js';
+
+const NOW = Date.parse('2026-11-23T12:00:00Z');
+const STATE = 'state-0123456789abcdefghijklmnopqrstuvwxyzABC';
+const VERIFIER = 'verifier-0123456789abcdefghijklmnopqrstuvwxyzABCDEF';
+const options: LoginOptions = { timeout: 5, wait: 5, browser: true, verify: true };
+
+function contextFor(emulator: TestEmulator, browser: BrowserStandIn, env: Record<string, string> = {}) {
+  return createTestContext({
+    nowMs: NOW,
+    browser,
+    random: { state: STATE, codeVerifier: VERIFIER },
+    env: {
+      MMAUTH_BASE_URL: emulator.baseUrl,
+      MMAUTH_CLIENT_ID: emulator.client.clientId,
+      MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
+      ...env,
+    },
+  });
+}
+
+describe('runLogin (in-process: the real emulator and listener, a browser stand-in, fixed randomness)', () => {
+  it('code flow: the authorization request carries the injected state and its S256 challenge; the token is stored', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const visits: string[] = [];
+    const ctx = contextFor(emulator, followAuthorizeRedirect(visits));
+    await runLogin({ ...options, json: true, scope: 'service userinfo.email' }, ctx);
+
+    const authorize = new URL(visits[0] ?? '');
+    expect(Object.fromEntries(authorize.searchParams)).toEqual({
+      response_type: 'code',
+      client_id: 'mmauth-demo',
+      redirect_uri: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/callback$/),
+      scope: 'service userinfo.email',
+      state: STATE,
+      code_challenge: createHash('sha256').update(VERIFIER).digest('base64url'),
+      code_challenge_method: 'S256',
+    });
+    const exchange = new URLSearchParams(emulator.requests.find((r) => r.url === '/oauth2/token')?.body);
+    expect(exchange.get('code_verifier')).toBe(VERIFIER);
+    expect(exchange.get('redirect_uri')).toBe(authorize.searchParams.get('redirect_uri'));
+    const json = JSON.parse(ctx.stdout.text());
+    expect(json).toMatchObject({
+      expires_at: '2026-11-23T14:00:00Z',
+      grant: 'authorization_code',
+      scope: 'service userinfo.email',
+    });
+    expect(readConfig(ctx.configDir)).toMatchObject({
+      profiles: { default: { token: { access_token: json.access_token } } },
+    });
+    expect(ctx.stderr.text()).toContain('Opened it with the test browser.');
+  });
+
+  it('implicit flow: the relayed fragment with the injected state gives the token, no secret sent', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const ctx = contextFor(emulator, followAuthorizeRedirect());
+    await runLogin({ ...options, implicit: true, json: true }, ctx);
+    expect(JSON.parse(ctx.stdout.text())).toMatchObject({ grant: 'implicit', expires_in: 7200 });
+    expect(emulator.requests.some((r) => r.url === '/oauth2/token')).toBe(false);
+  });
+
+  it('a redirect with another state is refused (400) and waiting goes on; the genuine one then wins', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    let forgedStatus: Promise<number> | undefined;
+    const browser: BrowserStandIn = async (url) => {
+      // As a real browser, opening returns at once; the forged redirect arrives first, the genuine one after its answer.
+      const redirectUri = new URL(url).searchParams.get('redirect_uri') ?? '';
+      forgedStatus = fetch(`${redirectUri}?code=forged&state=not-ours`).then((r) => r.status);
+      void forgedStatus.then(() => followAuthorizeRedirect()(url));
+      return { isOpened: true, via: 'the test browser' };
+    };
+    const ctx = contextFor(emulator, browser);
+    await runLogin(options, ctx);
+    expect(ctx.stderr.text()).toContain(
+      'not accepted: callback rejected: unexpected "state" value; still waiting for the redirect',
+    );
+    expect(await forgedStatus).toBe(400);
+    expect(emulator.requests.filter((r) => r.url === '/oauth2/token')).toHaveLength(1);
+  });
+
+  it('a wrong client secret: the exchange fails, the page says so, token_endpoint_error exit 4, nothing stored', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    let page: Promise<string> | undefined;
+    const browser: BrowserStandIn = async (url) => {
+      const location = (await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '';
+      page = fetch(location).then((r) => r.text());
+      return { isOpened: true, via: 'the test browser' };
+    };
+    const ctx = contextFor(emulator, browser, { MMAUTH_CLIENT_SECRET: 'wrong-secret' });
+    const error = await rejectedBy(() => runLogin(options, ctx));
+    expect(failureOf(error)).toMatchObject({ code: 'token_endpoint_error', exitCode: 4 });
+    expect(error.oauthError).toBe('invalid_client');
+    expect(await page).toContain('data-result="error"');
+    expect((await ctx.store()).list()).toEqual([]);
+  });
+
+  it('no redirect within --wait: callback_timeout (exit 3)', async () => {
+    const emulator = await startTestEmulator();
+    const ctx = contextFor(emulator, async () => ({ isOpened: false, reason: 'nobody is there' }));
+    const error = await rejectedBy(() => runLogin({ ...options, wait: 1 }, ctx));
+    expect(failureOf(error)).toMatchObject({ code: 'callback_timeout', exitCode: 3 });
+    expect(ctx.stderr.text()).toContain('Not opening a browser: nobody is there.');
+  });
+});

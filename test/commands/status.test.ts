@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { runStatus } from '../../src/commands/status.js';
+import { createTestContext } from '../support/context.js';
+import { failureOf, rejectedBy } from '../support/failure.js';
+import { writeProfiles } from '../support/profiles.js';
+
+const NOW = Date.parse('2026-11-23T12:00:00Z');
+const at = (seconds: number) => new Date(NOW + seconds * 1000).toISOString();
+const token = (accessToken: string, expiresAt: string | undefined, grant: string) => ({
+  access_token: accessToken,
+  token_type: 'bearer',
+  grant,
+  obtained_at: at(-60),
+  scope: 'service',
+  ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
+});
+
+function threeProfiles() {
+  const ctx = createTestContext({ nowMs: NOW });
+  writeProfiles(ctx.configDir, {
+    default: {
+      base_url: 'http://127.0.0.1:9',
+      client_id: 'app',
+      client_secret: 's3cret-s3cret',
+      token: token('A'.repeat(30), at(7199), 'authorization_code'),
+    },
+    ci: {
+      base_url: 'http://127.0.0.1:9',
+      client_id: 'app',
+      token: token('B'.repeat(30), at(-10), 'client_credentials'),
+    },
+    pat: { base_url: 'http://127.0.0.1:9', token: token('C'.repeat(30), undefined, 'personal') },
+  });
+  return ctx;
+}
+
+describe('runStatus (in-process, fixed clock)', () => {
+  it('lists every profile for people, sorted, with the state by the fixed clock', async () => {
+    const ctx = threeProfiles();
+    await runStatus({}, ctx);
+    expect(ctx.stdout.text()).toBe('');
+    expect(ctx.stderr.text().replaceAll(ctx.configDir, '<dir>')).toMatchInlineSnapshot(`
+      "Config file: <dir>/config.json
+
+        ci
+        base URL:      http://127.0.0.1:9
+        client id:     app
+        grant:         client_credentials
+        scopes:        service
+        token:         expired at 2026-11-23T11:59:50Z   BBBB…BBBB
+        client secret: not stored
+
+      ▸ default (selected)
+        base URL:      http://127.0.0.1:9
+        client id:     app
+        grant:         authorization_code
+        scopes:        service
+        token:         valid, 1h 59m left (until 2026-11-23T13:59:59Z)   AAAA…AAAA
+        client secret: stored
+
+        pat
+        base URL:      http://127.0.0.1:9
+        client id:     (not set)
+        grant:         personal
+        scopes:        service
+        token:         valid, no expiry   CCCC…CCCC
+        client secret: not stored
+      "
+    `);
+  });
+
+  it('--json: one document with every profile; never the secret or the token', async () => {
+    const ctx = threeProfiles();
+    await runStatus({ json: true, profile: 'pat' }, ctx);
+    const json = JSON.parse(ctx.stdout.text());
+    expect(json.selected).toBe('pat');
+    expect(
+      json.profiles.map((p: { name: string; state: string; expires_in: number | null }) => [
+        p.name,
+        p.state,
+        p.expires_in,
+      ]),
+    ).toEqual([
+      ['ci', 'expired', 0],
+      ['default', 'valid', 7199],
+      ['pat', 'no_expiry', null],
+    ]);
+    expect(ctx.stdout.text()).not.toMatch(/s3cret|AAAA|BBBB|CCCC/);
+  });
+
+  it.each([
+    [
+      'ci',
+      'token_expired',
+      'the selected profile "ci" has an expired token',
+      'run `mmauth client-credentials --profile ci`',
+    ],
+    ['nosuch', 'not_logged_in', 'the selected profile "nosuch" does not exist', 'run `mmauth login --profile nosuch`'],
+  ])('exit 4 after printing when the selected profile %s has no valid token', async (profile, code, message, hint) => {
+    const ctx = threeProfiles();
+    const error = await rejectedBy(() => runStatus({ profile }, ctx));
+    expect(failureOf(error)).toEqual({ code, exitCode: 4, message });
+    expect(error.hint).toBe(hint);
+    expect(ctx.stderr.text()).toContain('Config file:');
+  });
+});
