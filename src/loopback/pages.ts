@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { escapeHtml } from '../util/escape-html.js';
 
-
 /** The verdict a callback page shows. */
 export interface CallbackPage {
   isSuccess: boolean;
