@@ -6,7 +6,7 @@ export default defineConfig({
     // Every test that waits has its own bound; these are the outer limits.
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    pool: 'forks',
+    pool: 'threads',
     // Two cores: spawned binaries and servers run beside the workers.
     maxWorkers: 2,
   },

@@ -59,7 +59,7 @@ describe('hostile and broken servers', () => {
       });
       const configDir = makeConfigDir();
       const before = writeProfile(configDir, server.baseUrl);
-      const result = await runCli([COMMAND_FOR[endpoint], '--timeout', '2'], {
+      const result = await runCli([COMMAND_FOR[endpoint], '--timeout', '1'], {
         env: { MMAUTH_CONFIG_DIR: configDir },
         timeoutMs: 15_000,
       });
