@@ -26,13 +26,9 @@ import { toStoredToken } from './shared/token-record.js';
 type ResponseJudge = (url: URL) => Promise<TokenResponse>;
 
 /**
- * Signs in through the browser (RFC 8252): the authorization code flow with PKCE (RFC 6749 §4.1,
- * RFC 7636; spec §4.1–4.2) or with `implicit` the implicit flow (RFC 6749 §4.2). Starts the
- * loopback listener, opens the authorization URL, waits up to `wait` s for an authorization
- * response (listener or paste-back), validates it and exchanges the code, then answers the browser
- * with a page that says what happened and stores the token. Nothing is stored unless every step
- * succeeded. Throws settings errors, `callback_timeout`, `interrupted`, `authorization_error`,
- * `token_endpoint_error` and network errors.
+ * Signs in through the browser (RFC 8252; RFC 6749 §4.1 with PKCE, or §4.2 with `implicit`): waits
+ * up to `wait` s for an authorization response, exchanges it, answers the page and stores the token.
+ * Throws settings errors, `callback_timeout`, `interrupted`, `authorization_error`, `token_endpoint_error`.
  */
 export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): Promise<void> {
   const isImplicit = options.implicit === true;

@@ -31,12 +31,9 @@ Examples:
 }
 
 /**
- * Logs the selected profile out: unless `localOnly`, revokes its stored token and confirms it
- * (revokeAndConfirm; spec §4.4, RFC 7009), then deletes the token from the profile. MMAUTH_TOKEN
- * is not consulted: logout is about what is stored. A personal access token cannot be revoked
- * by the client (the user made it), so it is only forgotten, with a warning. A profile with no
- * token is a no-op (exit 0). --json prints `{logged_out, revoked, confirmed, profile}`. Errors as
- * runRevoke; on any error the token is kept.
+ * Revokes and confirms the profile's stored token unless `localOnly` (RFC 7009; a personal token
+ * is only forgotten), then deletes it; --json prints `{logged_out, revoked, confirmed, profile}`.
+ * Throws what runRevoke throws, keeping the token.
  */
 export async function runLogout(options: LogoutOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();

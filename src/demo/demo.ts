@@ -1,10 +1,6 @@
 /**
- * `npm run demo`: the main job end to end, with no human step. Starts the emulator on an ephemeral
- * port with an isolated config directory, then runs the real `mmauth` binary as a user would:
- * login (the headless user agent, given through BROWSER, signs in and presses Allow), info, the
- * implicit flow (profile "browser"), a personal access token (profile "pat"), client-credentials
- * (profile "ci"), status, revoke, info again (which must exit 4), and logout. Exits 0 only if
- * every step exited as expected.
+ * `npm run demo`: the main job end to end against the emulator, through the real `mmauth` binary
+ * (README "Quick start" lists the steps). Exits 0 only if every step exited as expected.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

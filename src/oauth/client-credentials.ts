@@ -4,11 +4,8 @@ import { parseTokenEndpointResponse } from './token-response.js';
 
 /**
  * Requests a token with `grant_type=client_credentials` at `POST {base}/oauth2/token` (RFC 6749
- * §4.4.2; spec §4.2 behaviour 2), client_id/client_secret in the body (spec §5.3) and `scope`
- * (space-separated). Throws what parseTokenEndpointResponse and the transport throw.
- *
- * Not through oauth4webapi: its Fetch API objects load Node's internal fetch (http2, tls, zlib),
- * about half of this one-shot command's run time.
+ * §4.4.2; spec §5.3: id and secret in the body) for `scope`. Throws what the transport and
+ * parseTokenEndpointResponse throw. Not through oauth4webapi: its Fetch objects load Node's fetch.
  */
 export async function requestClientCredentialsToken(
   server: ServerConfiguration,
