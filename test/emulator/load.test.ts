@@ -1,5 +1,5 @@
 /**
- * The emulator under load: 200 concurrent clients on loopback for LOAD_SECONDS (default 10) mix
+ * The emulator under load: 200 concurrent clients on loopback for LOAD_SECONDS (default 5) mix
  * client-credentials grants, token info, wrong secrets and authorization requests; every answer must
  * be the correct one. Then the clock moves on and expired codes and tokens must be gone from memory.
  */
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { startTestEmulator } from '../support/emulator.js';
 
 const CLIENTS = 200;
-const SECONDS = Number(process.env.LOAD_SECONDS ?? 10);
+const SECONDS = Number(process.env.LOAD_SECONDS ?? 5);
 
 describe('emulator under load', () => {
   it(
