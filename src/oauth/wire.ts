@@ -1,6 +1,7 @@
 /**
- * Wire shapes of the service's OAuth interface, shared by the client parsers and the emulator.
- * Field names are as on the wire (snake_case); nothing else crosses this boundary unparsed.
+ * Wire shapes of the service's OAuth interface (snake_case, as on the wire) and the vocabulary the
+ * emulator and the store share. The emulator writes these shapes; the client never trusts them:
+ * its parsers (parse.ts) check unknown JSON field by field.
  */
 
 /** Token endpoint success body (spec §2.2; RFC 6749 §5.1). */
