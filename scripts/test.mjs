@@ -1,0 +1,25 @@
+#!/usr/bin/env node
+// `npm test` after the build: the type check of src and test (tsc) runs beside vitest, whose
+// suites spend much of their time waiting on spawned processes and servers. Exits non-zero when
+// either fails; extra arguments go to vitest.
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const run = (label, args) =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit' });
+    child.on('close', (code, signal) => resolve({ label, isOk: code === 0 && signal === null }));
+  });
+const results = await Promise.all([
+  run('type check (tsc -p tsconfig.test.json)', [
+    join(root, 'node_modules/typescript/bin/tsc'),
+    '-p',
+    'tsconfig.test.json',
+  ]),
+  run('vitest', [join(root, 'node_modules/vitest/vitest.mjs'), 'run', ...process.argv.slice(2)]),
+]);
+const failed = results.filter((result) => !result.isOk);
+for (const { label } of failed) console.error(`npm test: ${label} failed`);
+process.exit(failed.length === 0 ? 0 : 1);
