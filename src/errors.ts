@@ -23,6 +23,8 @@ export const ERROR_CODES = [
   'prompt_unavailable',
   'port_in_use',
   'port_not_allowed',
+  'base_url_mismatch',
+  'identity_change',
   // No answer (exit 3).
   'connection_failed',
   'request_timeout',

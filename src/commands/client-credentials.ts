@@ -4,6 +4,7 @@ import { requestClientCredentialsToken } from '../oauth/client-credentials.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import { reportToken } from '../ui/token-report.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
+import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
 import { chooseScope, requireClientId, resolveClientSecret } from './shared/settings.js';
 import { resolveTarget } from './shared/target.js';
 import { toStoredToken } from './shared/token-record.js';
@@ -13,6 +14,8 @@ export interface ClientCredentialsOptions extends ClientOptions {
   scope?: string;
   /** false with --no-save. */
   save: boolean;
+  /** Replace the profile's token although it is a user token or belongs to another server. */
+  replace?: boolean;
 }
 
 /** Registers `mmauth client-credentials`; the logic is runClientCredentials. */
@@ -21,6 +24,10 @@ export function registerClientCredentials(program: Command, ctx: AppContext): vo
     .description('get a token for the client itself (client credentials grant), no user involved')
     .option('--scope <scopes>', 'space-separated scopes to request (default "service")')
     .option('--no-save', 'print the token only; do not store it in the profile')
+    .option(
+      '--replace',
+      "replace the profile's token even if it is a user's or another server's (its old credentials are dropped)",
+    )
     .addHelpText(
       'after',
       `
@@ -34,7 +41,8 @@ Examples:
 /**
  * The client credentials grant (RFC 6749 §4.4; spec §4.2 behaviour 2): asks the token endpoint
  * with the client's id, secret and `scope`; stores base URL, client id, secret, scope and token
- * unless `save` is false. Nothing is stored on failure. Throws settings, network, malformed-answer
+ * unless `save` is false; a user's token or another server's is replaced only with `replace`.
+ * Nothing is stored on failure. Throws settings, network, malformed-answer
  * and `token_endpoint_error` errors.
  */
 export async function runClientCredentials(options: ClientCredentialsOptions, ctx: AppContext): Promise<void> {
@@ -43,7 +51,10 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
   const { endpoints, profile, profileName } = target;
   const clientId = await requireClientId(options.clientId, ctx, profile);
   const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
-  const clientSecret = await resolveClientSecret(options, ctx, profile);
+  if (options.save)
+    assertMayStore(profileName, profile, endpoints.baseUrl, 'client_credentials', options.replace === true);
+  const usable = options.replace === true ? credentialsFor(profile, endpoints.baseUrl) : profile;
+  const clientSecret = await resolveClientSecret(options, ctx, { ...target, profile: usable });
   const response = await requestClientCredentialsToken(target.server, clientId, clientSecret, scope);
   const nowMs = ctx.nowMs();
   const token = toStoredToken(response, 'client_credentials', nowMs, scope);

@@ -2,6 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { selectAccessToken } from './shared/access-token.js';
 import { withTokenOptions, type TokenOptions } from './shared/options.js';
+import { pickSetting } from './shared/settings.js';
 import { openLocalTarget } from './shared/target.js';
 
 /** Registers `mmauth header`; the logic is runHeader. */
@@ -25,7 +26,8 @@ Examples:
 export async function runHeader(options: TokenOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const { profileName, profile } = await openLocalTarget(options, ctx);
-  const value = `Bearer ${selectAccessToken(ctx, profileName, profile, options.minTtl).accessToken}`;
+  const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
+  const value = `Bearer ${selectAccessToken(ctx, profileName, profile, baseUrl, options.minTtl).accessToken}`;
   if (options.json === true) {
     out.json({ Authorization: value });
   } else {

@@ -17,6 +17,7 @@ import type { Output } from '../ui/output.js';
 import { reportToken } from '../ui/token-report.js';
 import { startWaitIndicator } from '../ui/wait-indicator.js';
 import type { LoginOptions } from './login.js';
+import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
 import { parseLoopbackRedirectUri } from './shared/redirect-uri.js';
 import { chooseScope, isVerbose, pickSetting, requireClientId, resolveClientSecret } from './shared/settings.js';
 import { resolveTarget } from './shared/target.js';
@@ -39,7 +40,10 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
   const fixedRedirect = pickSetting(options.redirectUri, undefined, profile?.redirectUri);
   const redirect = fixedRedirect === undefined ? undefined : parseLoopbackRedirectUri(fixedRedirect);
-  const clientSecret = isImplicit ? undefined : await resolveClientSecret(options, ctx, profile);
+  const origin = isImplicit ? 'implicit' : 'authorization_code';
+  assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
+  const usable = credentialsFor(profile, endpoints.baseUrl);
+  const clientSecret = isImplicit ? undefined : await resolveClientSecret(options, ctx, { ...target, profile: usable });
   if (isImplicit) {
     out.warn(
       "the implicit flow is deprecated (RFC 9700 §2.1.2: the token travels in the browser's URL); prefer `mmauth login` without --implicit",
@@ -107,12 +111,12 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
       indicator.stop();
     }
     const nowMs = ctx.nowMs();
-    const token = toStoredToken(response, isImplicit ? 'implicit' : 'authorization_code', nowMs, scope);
+    const token = toStoredToken(response, origin, nowMs, scope);
     await target.store.update(profileName, (current) => ({
       ...current,
       baseUrl: endpoints.baseUrl,
       clientId,
-      clientSecret: clientSecret ?? current.clientSecret,
+      clientSecret: clientSecret ?? credentialsFor(current, endpoints.baseUrl)?.clientSecret,
       scope,
       redirectUri: redirect?.uri,
       token,

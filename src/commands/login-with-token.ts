@@ -4,12 +4,15 @@ import { requireTokenInfo } from '../oauth/token-info.js';
 import type { StoredToken } from '../store/profile.js';
 import { reportToken } from '../ui/token-report.js';
 import type { CommonOptions } from './shared/options.js';
+import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
 import { resolveTarget } from './shared/target.js';
 
 /** Options of `login --with-token`. */
 export interface LoginWithTokenOptions extends CommonOptions {
   /** false with --no-verify. */
   verify: boolean;
+  /** Replace a client token or another server's credentials. */
+  replace?: boolean;
 }
 
 /**
@@ -22,6 +25,7 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
   const out = await ctx.output();
   const target = await resolveTarget(options, ctx);
   const { endpoints, profileName } = target;
+  assertMayStore(profileName, target.profile, endpoints.baseUrl, 'personal', options.replace === true);
   const raw =
     ctx.stdin.isTTY === true
       ? await ctx.prompter.secret('Personal access token:', 'standard input: mmauth login --with-token < token.txt')
@@ -55,7 +59,12 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
   } else {
     out.warn('stored without checking it (--no-verify): `mmauth info` will tell whether the server accepts it');
   }
-  await target.store.update(profileName, (current) => ({ ...current, baseUrl: endpoints.baseUrl, token }));
+  await target.store.update(profileName, (current) => ({
+    ...current,
+    baseUrl: endpoints.baseUrl,
+    clientSecret: credentialsFor(current, endpoints.baseUrl)?.clientSecret,
+    token,
+  }));
   const checked = options.verify ? ', checked with token info' : '';
   const headline = `Stored a personal access token for ${endpoints.baseUrl} (profile "${profileName}")${checked}`;
   reportToken(out, token, profileName, nowMs, options.json === true, headline);

@@ -19,6 +19,8 @@ export interface LoginOptions extends ClientOptions {
   withToken?: boolean;
   /** false with --no-verify: store a --with-token token without asking token info. */
   verify: boolean;
+  /** Replace the profile's token although it is a client token or belongs to another server. */
+  replace?: boolean;
 }
 
 /** Registers `mmauth login`: flags, exclusions, description and examples; the logic is runLogin. */
@@ -45,6 +47,10 @@ export function registerLogin(program: Command, ctx: AppContext): void {
       ).conflicts(['implicit', 'redirectUri', 'scope']),
     )
     .option('--no-verify', 'with --with-token: store the token without asking token info about it')
+    .option(
+      '--replace',
+      "replace the profile's token even if it is a client's or another server's (its old credentials are dropped)",
+    )
     .addHelpText(
       'after',
       `

@@ -31,9 +31,9 @@ export async function runRevoke(options: ClientOptions, ctx: AppContext): Promis
   const out = await ctx.output();
   const target = await resolveTarget(options, ctx);
   const { profile, profileName } = target;
-  const { accessToken, stored } = selectAccessToken(ctx, profileName, profile);
+  const { accessToken, stored } = selectAccessToken(ctx, profileName, profile, target.endpoints.baseUrl);
   const clientId = await requireClientId(options.clientId, ctx, profile);
-  const clientSecret = await resolveClientSecret(options, ctx, profile);
+  const clientSecret = await resolveClientSecret(options, ctx, target);
   const isConfirmed = await revokeAndConfirm(target.server, { clientId, clientSecret }, accessToken);
   if (stored !== undefined) {
     await target.store.update(profileName, (current) => ({ ...current, token: undefined }));

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { tokenJson } from '../ui/token-report.js';
 import { selectAccessToken } from './shared/access-token.js';
 import { withTokenOptions, type TokenOptions } from './shared/options.js';
+import { pickSetting } from './shared/settings.js';
 import { openLocalTarget } from './shared/target.js';
 
 /** Registers `mmauth token`; the logic is runToken. */
@@ -31,7 +32,8 @@ Examples:
 export async function runToken(options: TokenOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const { profileName, profile } = await openLocalTarget(options, ctx);
-  const { accessToken, stored } = selectAccessToken(ctx, profileName, profile, options.minTtl);
+  const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
+  const { accessToken, stored } = selectAccessToken(ctx, profileName, profile, baseUrl, options.minTtl);
   if (options.json !== true) {
     out.data(accessToken);
   } else if (stored === undefined) {

@@ -13,12 +13,14 @@ describe('the token store', () => {
     const before = readConfigText(configDir);
 
     const failures: [string[], Record<string, string | undefined>, number][] = [
-      [['client-credentials'], { MMAUTH_CLIENT_SECRET: 'wrong' }, 4],
+      [['client-credentials'], {}, 2], // a client token would replace the user's token
+      [['client-credentials', '--replace'], { MMAUTH_CLIENT_SECRET: 'wrong' }, 4],
       [['login'], { MMAUTH_CLIENT_SECRET: 'wrong', BROWSER: HEADLESS_BROWSER }, 4],
       [['login', '--no-browser', '--wait', '1'], {}, 3],
-      [['client-credentials', '--scope', 'nope'], {}, 2],
+      [['client-credentials', '--replace', '--scope', 'nope'], {}, 2],
       [['revoke'], { MMAUTH_CLIENT_SECRET: 'wrong' }, 4],
-      [['info', '--base-url', 'http://127.0.0.1:9'], {}, 3],
+      [['info', '--base-url', 'http://127.0.0.1:9'], {}, 2], // the stored token stays with its server
+      [['info', '--base-url', 'http://127.0.0.1:9'], { MMAUTH_TOKEN: 'x'.repeat(30) }, 3],
     ];
     for (const [args, extra, code] of failures) {
       const result = await runCli(args, { env: { ...env, ...extra } });

@@ -4,6 +4,7 @@ import type { TokenOrigin } from '../../oauth/wire.js';
 import type { Profile, StoredToken } from '../../store/profile.js';
 import { judgeStoredToken, secondsLeft } from '../../store/token-state.js';
 import { formatInstant } from '../../ui/format.js';
+import { assertCredentialOrigin } from './credential-origin.js';
 
 /** The token a command acts on, and its stored record when mmauth knows it. */
 export interface AccessTokenChoice {
@@ -30,13 +31,15 @@ export function renewCommand(origin: TokenOrigin | undefined): string {
  * The access token to act on: MMAUTH_TOKEN when set, else the profile's stored token. With
  * `minTtlS` (token, header) the stored token must still be valid for that many seconds and a
  * MMAUTH_TOKEN is taken as is; without it (info, revoke) any stored token is taken and a
- * MMAUTH_TOKEN equal to it keeps its record. Throws `not_logged_in`, `token_expired` or
+ * MMAUTH_TOKEN equal to it keeps its record. A stored token goes only to its profile's origin
+ * (`baseUrl`: this run's, undefined for the profile's). Throws `base_url_mismatch`, `not_logged_in`, `token_expired` or
  * `token_lifetime_too_short`, each naming the profile.
  */
 export function selectAccessToken(
   ctx: AppContext,
   profileName: string,
   profile: Profile | undefined,
+  baseUrl: string | undefined,
   minTtlS?: number,
 ): AccessTokenChoice {
   const fromEnv = ctx.env.MMAUTH_TOKEN?.trim();
@@ -51,6 +54,7 @@ export function selectAccessToken(
       hint: `run \`mmauth login\` or \`mmauth client-credentials\` first${alternative}`,
     });
   }
+  assertCredentialOrigin(profileName, profile, baseUrl);
   if (minTtlS === undefined) return { accessToken: token.accessToken, stored: token };
   const nowMs = ctx.nowMs();
   const hint = `get a new one: ${renewCommand(token.grant)}${profileName === 'default' ? '' : ` --profile ${profileName}`}`;

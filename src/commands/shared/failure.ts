@@ -45,6 +45,8 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   prompt_unavailable: ExitCode.usage,
   port_in_use: ExitCode.usage,
   port_not_allowed: ExitCode.usage,
+  base_url_mismatch: ExitCode.usage,
+  identity_change: ExitCode.usage,
   connection_failed: ExitCode.network,
   request_timeout: ExitCode.network,
   tls_failure: ExitCode.network,

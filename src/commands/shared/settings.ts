@@ -4,6 +4,7 @@ import { resolveEndpoints } from '../../oauth/endpoints.js';
 import { normalizeScope } from '../../oauth/parse.js';
 import { KNOWN_SCOPES } from '../../oauth/wire.js';
 import { assertProfileName, type Profile } from '../../store/profile.js';
+import { assertCredentialOrigin } from './credential-origin.js';
 import type { SecretOptions } from './options.js';
 
 /** Flag > environment > stored profile: the first non-empty value, trimmed. */
@@ -77,16 +78,25 @@ export async function requireClientId(
 
 const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file PATH or --client-secret-stdin';
 
+/** Where a stored secret would go: the profile, its name, and the base URL of this run. */
+export interface SecretTarget {
+  profileName: string;
+  profile: Profile | undefined;
+  endpoints: { baseUrl: string };
+}
+
 /**
  * The client secret: --client-secret-file > --client-secret-stdin > MMAUTH_CLIENT_SECRET > the
- * stored profile > a masked prompt on a terminal; trailing newlines dropped. Throws
- * `unreadable_secret_file`, `invalid_client_secret` (empty or several lines) or `prompt_unavailable`.
+ * stored profile (only to its own origin: `base_url_mismatch`) > a masked prompt on a terminal;
+ * trailing newlines dropped. Throws `unreadable_secret_file`, `invalid_client_secret` (empty or
+ * several lines) or `prompt_unavailable`.
  */
 export async function resolveClientSecret(
   options: SecretOptions,
   ctx: AppContext,
-  profile: Profile | undefined,
+  target: SecretTarget,
 ): Promise<string> {
+  const { profile } = target;
   let secret: string;
   if (options.clientSecretFile !== undefined) {
     try {
@@ -101,9 +111,12 @@ export async function resolveClientSecret(
   } else if (options.clientSecretStdin === true) {
     secret = await ctx.readStdin();
   } else {
-    secret =
-      pickSetting(undefined, ctx.env.MMAUTH_CLIENT_SECRET, profile?.clientSecret) ??
-      (await ctx.prompter.secret('Client secret:', SECRET_SOURCES));
+    const stored = pickSetting(undefined, undefined, profile?.clientSecret);
+    const fromEnv = pickSetting(undefined, ctx.env.MMAUTH_CLIENT_SECRET, undefined);
+    if (fromEnv === undefined && stored !== undefined) {
+      assertCredentialOrigin(target.profileName, profile, target.endpoints.baseUrl);
+    }
+    secret = fromEnv ?? stored ?? (await ctx.prompter.secret('Client secret:', SECRET_SOURCES));
   }
   secret = secret.replace(/[\r\n]+$/, '');
   if (secret === '' || /[\r\n]/.test(secret)) {

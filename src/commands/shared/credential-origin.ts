@@ -1,0 +1,80 @@
+import { MmauthError } from '../../errors.js';
+import type { TokenOrigin } from '../../oauth/wire.js';
+import type { Profile } from '../../store/profile.js';
+
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The profile as a run against `baseUrl` may use it: as stored when it is bound to that origin (or
+ * to none), else without its token and client secret (a profile being rebound with --replace).
+ */
+export function credentialsFor(profile: Profile | undefined, baseUrl: string): Profile | undefined {
+  if (profile?.baseUrl === undefined || originOf(profile.baseUrl) === originOf(baseUrl)) return profile;
+  return { ...profile, token: undefined, clientSecret: undefined };
+}
+
+/** Whether the profile holds a credential: a token or a client secret. */
+export function hasStoredCredentials(profile: Profile | undefined): boolean {
+  return profile?.token !== undefined || profile?.clientSecret !== undefined;
+}
+
+/**
+ * Stored credentials go only to the origin of the profile's base URL (RFC 6749 §10.3, §10.4):
+ * throws `base_url_mismatch` (exit 2, before any connection) when `baseUrl`, the URL this run
+ * would use, has another origin. Undefined `baseUrl` means the profile's own.
+ */
+export function assertCredentialOrigin(
+  profileName: string,
+  profile: Profile | undefined,
+  baseUrl: string | undefined,
+): void {
+  const bound = profile?.baseUrl;
+  if (bound === undefined || baseUrl === undefined || originOf(bound) === originOf(baseUrl)) return;
+  throw new MmauthError(
+    'base_url_mismatch',
+    `profile "${profileName}" holds credentials for ${bound}; refusing to send them to ${baseUrl}`,
+    {
+      hint: `use a profile of its own for ${baseUrl} (--profile NAME), or drop --base-url / MMAUTH_BASE_URL; --replace on login or client-credentials rebinds this profile`,
+    },
+  );
+}
+
+/** Whether a token of this origin acts for a user (code flow, implicit, personal) rather than for the client. */
+function isUserToken(origin: TokenOrigin): boolean {
+  return origin !== 'client_credentials';
+}
+
+/**
+ * Before `login` or `client-credentials` stores a new token of `origin` for `baseUrl` in the profile:
+ * unless `isReplace`, throws `base_url_mismatch` when the profile's credentials belong to another
+ * origin, and `identity_change` when a user token would be replaced by a client token or the
+ * reverse (exit 2 either way, naming --profile and --replace).
+ */
+export function assertMayStore(
+  profileName: string,
+  profile: Profile | undefined,
+  baseUrl: string,
+  origin: TokenOrigin,
+  isReplace: boolean,
+): void {
+  if (isReplace || !hasStoredCredentials(profile)) return;
+  assertCredentialOrigin(profileName, profile, baseUrl);
+  const current = profile?.token?.grant;
+  if (current !== undefined && isUserToken(current) !== isUserToken(origin)) {
+    const from = isUserToken(current) ? 'a user token' : 'a client token';
+    const to = isUserToken(origin) ? 'a user token' : 'a client token';
+    throw new MmauthError(
+      'identity_change',
+      `profile "${profileName}" holds ${from} (${current}); refusing to replace it with ${to}`,
+      {
+        hint: `use another profile (--profile NAME), or pass --replace to replace it`,
+      },
+    );
+  }
+}
