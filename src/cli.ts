@@ -54,7 +54,7 @@ export async function main(argv: string[], version: string): Promise<never> {
     process.stderr.write('error: internal failure: the command stopped before finishing (please report this)\n');
     process.exit(ExitCode.failure);
   });
-  const ctx = createContext(process, interrupt.signal);
+  const ctx = createContext(process, interrupt.signal, version);
   const context: FailureContext = { command: undefined };
   let exitCode: number = ExitCode.ok;
   try {

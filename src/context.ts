@@ -60,8 +60,8 @@ export interface ProcessLike {
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 }
 
-/** Builds the real context over `proc`; `signal` is the Ctrl-C signal cli.ts owns. */
-export function createContext(proc: ProcessLike, signal: AbortSignal): AppContext {
+/** Builds the real context over `proc`; `signal` is the Ctrl-C signal cli.ts owns, `version` package.json's (User-Agent). */
+export function createContext(proc: ProcessLike, signal: AbortSignal, version = '0.0.0'): AppContext {
   let output: Promise<Output> | undefined;
   let store: Promise<ProfileStore> | undefined;
   const stdout = createFdWriter(1, () => proc.stdout);
@@ -81,7 +81,13 @@ export function createContext(proc: ProcessLike, signal: AbortSignal): AppContex
     prompter: createPrompter(proc),
     openStore: () => (store ??= openProfileStore({ configDir: proc.env.MMAUTH_CONFIG_DIR || undefined })),
     http: (timeoutMs, trace) =>
-      createHttpClient({ timeoutMs, interrupt: signal, env: proc.env, ...(trace === undefined ? {} : { trace }) }),
+      createHttpClient({
+        timeoutMs,
+        interrupt: signal,
+        env: proc.env,
+        userAgent: `mmauth/${version}`,
+        ...(trace === undefined ? {} : { trace }),
+      }),
     browser: (isVerbose) => createBrowserLauncher(proc.env, proc.platform, isVerbose),
     readTextFile: async (path) => (await import('node:fs/promises')).readFile(path, 'utf8'),
     readStdin: () => readStdinText(proc.stdin as AsyncIterable<Uint8Array | string>),

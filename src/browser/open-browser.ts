@@ -64,10 +64,34 @@ export function reasonNotToOpen(env: NodeJS.ProcessEnv, platform: NodeJS.Platfor
   return undefined;
 }
 
+/** mmauth's secrets in the environment, which a long-lived browser must never inherit. */
+const SECRET_VARIABLES = ['MMAUTH_CLIENT_SECRET', 'MMAUTH_TOKEN'];
+
+/** `env` without mmauth's secrets: the environment a browser starts with. */
+export function browserEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const copy = { ...env };
+  for (const name of SECRET_VARIABLES) delete copy[name];
+  return copy;
+}
+
+/**
+ * Runs `start` with mmauth's secrets removed from process.env (the `open` package spawns its
+ * helper with the process's own environment), and puts them back afterwards.
+ */
+async function withoutSecretsInProcessEnv<T>(start: () => Promise<T>): Promise<T> {
+  const saved = SECRET_VARIABLES.map((name) => [name, process.env[name]] as const);
+  for (const name of SECRET_VARIABLES) delete process.env[name];
+  try {
+    return await start();
+  } finally {
+    for (const [name, value] of saved) if (value !== undefined) process.env[name] = value;
+  }
+}
+
 /**
  * The launcher: with BROWSER set, runs that command (split into words, no shell) with the URL as
  * its last argument; otherwise, unless reasonNotToOpen says so, the `open` package (loaded on use).
- * `isVerbose` lets the browser command's stderr through.
+ * `isVerbose` lets the browser command's stderr through. The browser never sees mmauth's secrets.
  */
 export function createBrowserLauncher(
   env: NodeJS.ProcessEnv,
@@ -86,6 +110,7 @@ export function createBrowserLauncher(
         const { spawn } = await import('node:child_process');
         return new Promise<BrowserOutcome>((resolve) => {
           const child = spawn(command, [...args, url], {
+            env: browserEnvironment(env),
             stdio: ['ignore', 'ignore', isVerbose ? 'inherit' : 'ignore'],
             detached: platform !== 'win32',
           });
@@ -104,7 +129,7 @@ export function createBrowserLauncher(
       }
       try {
         const { default: open } = await import('open');
-        const child = await open(url);
+        const child = await withoutSecretsInProcessEnv(() => open(url));
         child.once('error', () => undefined);
         child.unref();
         return { isOpened: true, via: 'the system browser' };

@@ -4,6 +4,7 @@ import { requireTokenInfo } from '../oauth/token-info.js';
 import type { StoredToken } from '../store/profile.js';
 import { reportToken } from '../ui/token-report.js';
 import type { CommonOptions } from './shared/options.js';
+import { isBearerTokenText } from './shared/access-token.js';
 import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
 import { resolveTarget } from './shared/target.js';
 
@@ -31,9 +32,11 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
       ? await ctx.prompter.secret('Personal access token:', 'standard input: mmauth login --with-token < token.txt')
       : await ctx.readStdin();
   const accessToken = raw.trim();
-  if (accessToken === '' || /\s/.test(accessToken)) {
+  if (!isBearerTokenText(accessToken)) {
     const message =
-      accessToken === '' ? 'no token on standard input' : 'the token on standard input spans several words or lines';
+      accessToken === ''
+        ? 'no token on standard input'
+        : 'the token on standard input spans several words or lines, or holds control characters';
     throw new MmauthError('invalid_token_input', message, {
       hint: 'pipe exactly one token: mmauth login --with-token < token.txt',
     });

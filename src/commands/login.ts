@@ -3,7 +3,13 @@ import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { runBrowserLogin } from './login-browser.js';
 import { runLoginWithToken } from './login-with-token.js';
-import { parseSeconds, withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
+import {
+  MAX_TIMER_SECONDS,
+  parseSeconds,
+  withClientOptions,
+  withCommonOptions,
+  type ClientOptions,
+} from './shared/options.js';
 
 /** Options of `mmauth login`. */
 export interface LoginOptions extends ClientOptions {
@@ -32,7 +38,12 @@ export function registerLogin(program: Command, ctx: AppContext): void {
       '--redirect-uri <uri>',
       'fixed loopback redirect URI, e.g. http://127.0.0.1:8976/callback (default: 127.0.0.1, an ephemeral port, /callback)',
     )
-    .option('--wait <seconds>', 'how long to wait for the browser to come back', parseSeconds(1), 300)
+    .option(
+      '--wait <seconds>',
+      'how long to wait for the browser to come back',
+      parseSeconds(1, MAX_TIMER_SECONDS),
+      300,
+    )
     .option('--no-browser', 'do not open a browser; print the URL only')
     .addOption(
       new Option(

@@ -16,6 +16,8 @@ export interface HttpClientOptions {
   trace?: (line: string) => void;
   /** Longer bodies are refused (`response_too_large`); default MAX_BODY_BYTES. */
   maxBodyBytes?: number;
+  /** Sent as User-Agent on every request (RFC 9110 §10.1.5), replacing a library's own; default `mmauth`. */
+  userAgent?: string;
   /** Where HTTP_PROXY, HTTPS_PROXY and NO_PROXY (or their lower-case forms) are read; none when absent. */
   env?: NodeJS.ProcessEnv;
 }
@@ -39,8 +41,13 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const scrubber = new SecretScrubber();
 
-  const fetch: HttpFetch = async (url, init) => {
+  const userAgent = options.userAgent ?? 'mmauth';
+  const fetch: HttpFetch = async (url, given) => {
     const send = await load();
+    const headers = Object.fromEntries(
+      Object.entries(given.headers ?? {}).filter(([name]) => name.toLowerCase() !== 'user-agent'),
+    );
+    const init = { ...given, headers: { ...headers, 'user-agent': userAgent } };
     const signals = [AbortSignal.timeout(options.timeoutMs), init.signal, options.interrupt].filter(
       (s): s is AbortSignal => s !== undefined,
     );

@@ -48,7 +48,8 @@ export function resolveEndpoints(baseUrl: string): Endpoints {
       },
     );
   }
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+  // A bare `?` or `#` leaves search and hash empty but would still be glued before /oauth2/….
+  if (url.username !== '' || url.password !== '' || /[?#]/.test(baseUrl)) {
     throw new MmauthError('invalid_base_url', 'the base URL must not carry credentials, a query or a fragment');
   }
   const base = url.href.replace(/\/+$/, '');

@@ -17,8 +17,8 @@ export function implicitParameters(url: URL): URLSearchParams {
 
 /**
  * Validates an implicit-flow authorization response (RFC 6749 §4.2.2, §4.2.2.1; RFC 9207; spec
- * §2.3): a foreign `iss` or a missing or wrong `state` (compared in constant time) throws
- * `state_mismatch`; `error` throws `authorization_error`; otherwise `access_token`, `token_type`
+ * §2.3): a missing or wrong `state` (compared in constant time, first) or then a foreign `iss`
+ * throws `state_mismatch`, echoing no parameter; `error` throws `authorization_error`; otherwise `access_token`, `token_type`
  * (bearer, any case) and an optional whole-second `expires_in` are returned as a TokenResponse
  * (`malformed_response` for a bad field).
  */
@@ -27,15 +27,17 @@ export function parseImplicitAuthorizationResponse(
   parameters: URLSearchParams,
   expectedState: string,
 ): TokenResponse {
-  const issuer = parameters.get('iss');
-  if (issuer !== null && issuer !== endpoints.baseUrl) {
-    throw new MmauthError('state_mismatch', `callback rejected: "iss" is ${issuer}, expected ${endpoints.baseUrl}`);
-  }
+  // `state` first: until it matches, the request is anyone's, and nothing of it is echoed.
   const state = parameters.get('state');
   if (state === null || !isSameSecret(state, expectedState)) {
+    const what = state === null ? 'missing "state"' : 'unexpected "state" value';
+    throw new MmauthError('state_mismatch', `callback rejected: ${what}`);
+  }
+  const issuer = parameters.get('iss');
+  if (issuer !== null && issuer !== endpoints.baseUrl) {
     throw new MmauthError(
       'state_mismatch',
-      `callback rejected: ${state === null ? 'missing "state"' : 'unexpected "state" value'}`,
+      `callback rejected: "iss" names another server, expected ${endpoints.baseUrl}`,
     );
   }
   const error = parameters.get('error');

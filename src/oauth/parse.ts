@@ -60,7 +60,8 @@ export function parseTokenResponse(json: unknown, endpoint = 'the token endpoint
     throw malformed(endpoint, 'the body is not a JSON object');
   }
   const { access_token: accessToken, token_type: tokenType, expires_in: expiresIn, scope } = json;
-  if (typeof accessToken !== 'string' || accessToken.length === 0 || !isVisibleAscii(accessToken)) {
+  // RFC 6750 §2.1: a bearer token is printable ASCII without spaces (b64token, widened).
+  if (typeof accessToken !== 'string' || !/^[\x21-\x7e]+$/.test(accessToken)) {
     throw malformed(endpoint, '"access_token" is missing or not a printable string');
   }
   if (typeof tokenType !== 'string') {

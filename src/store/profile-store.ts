@@ -53,12 +53,13 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     chmodSync(dirname(path), 0o700);
   };
 
-  const readAll = (): Record<string, unknown> => {
+  // Profile names are data, never object keys: `__proto__` or `constructor` is a name like any other.
+  const readAll = (): Map<string, unknown> => {
     let store: unknown;
     try {
       store = JSON.parse(readFileSync(path, 'utf8'));
     } catch (error) {
-      if (isMissing(error)) return {};
+      if (isMissing(error)) return new Map();
       throw describeReadFailure(path, error);
     }
     if (!isRecord(store)) {
@@ -68,7 +69,7 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     if (!isRecord(profiles)) {
       throw storeError('store_malformed', `config file ${path} is malformed: "profiles" must be an object`);
     }
-    return profiles;
+    return new Map(Object.entries(profiles));
   };
   const parse = (name: string, json: unknown): Profile => {
     try {
@@ -87,14 +88,15 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     change: (current: Profile) => Profile | undefined,
   ): Promise<Profile | undefined> => {
     const all = readAll();
-    const raw = all[name];
+    const raw = all.get(name);
     const next = change(raw === undefined ? emptyProfile() : parse(name, raw));
-    const profiles: Record<string, unknown> = { ...all };
     if (next === undefined) {
-      delete profiles[name];
+      all.delete(name);
     } else {
-      profiles[name] = serializeProfile(next);
+      all.set(name, serializeProfile(next));
     }
+    // Object.fromEntries defines own properties, so even `__proto__` is written as a name.
+    const profiles = Object.fromEntries(all);
     const { default: Conf } = await import('conf');
     try {
       const conf = new Conf<Record<string, unknown>>({
@@ -122,11 +124,11 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
   return {
     path,
     read(name) {
-      const raw = readAll()[name];
+      const raw = readAll().get(name);
       return raw === undefined ? undefined : parse(name, raw);
     },
     list() {
-      return Object.entries(readAll())
+      return [...readAll()]
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         .map(([name, raw]) => ({ name, profile: parse(name, raw) }));
     },

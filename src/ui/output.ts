@@ -1,4 +1,5 @@
 import type { Writer } from './fd-writer.js';
+import { escapeJsonForTerminal, sanitizeForTerminal } from './sanitize.js';
 
 /** Where output goes: stdout carries data only; every human message goes to stderr. */
 export interface OutputStreams {
@@ -6,7 +7,7 @@ export interface OutputStreams {
   stderr: Pick<Writer, 'write' | 'isTTY'>;
 }
 
-/** What commands print through. The only importer of chalk. */
+/** What commands print through; every line for people is sanitised (sanitizeForTerminal). The only importer of chalk. */
 export interface Output {
   /** One line of data on stdout (a bare token, a header). */
   data(line: string): void;
@@ -54,21 +55,23 @@ export async function createOutput(streams: OutputStreams, env: NodeJS.ProcessEn
     paint = chalk;
   }
   const err = (line: string) => streams.stderr.write(`${line}\n`);
+  // Whatever a server, a user or the environment supplied is shown escaped, never obeyed.
+  const safe = sanitizeForTerminal;
   return {
     isTerminal,
     data: (line) => streams.stdout.write(`${line}\n`),
-    json: (value) => streams.stdout.write(`${JSON.stringify(value, null, 2)}\n`),
-    info: err,
-    success: (line) => err(`${paint.green('✓')} ${line}`),
-    warn: (line) => err(`${paint.yellow('!')} ${paint.yellow(line)}`),
+    json: (value) => streams.stdout.write(`${escapeJsonForTerminal(JSON.stringify(value, null, 2))}\n`),
+    info: (line) => err(safe(line)),
+    success: (line) => err(`${paint.green('✓')} ${safe(line)}`),
+    warn: (line) => err(`${paint.yellow('!')} ${paint.yellow(safe(line))}`),
     error: (line, hint) => {
-      err(`${paint.red(paint.bold('error:'))} ${line}`);
+      err(`${paint.red(paint.bold('error:'))} ${safe(line)}`);
       if (hint !== undefined) {
-        err(paint.dim(`  ${hint}`));
+        err(paint.dim(`  ${safe(hint)}`));
       }
     },
-    field: (label, value) => err(`  ${paint.dim(`${label}:`.padEnd(14))} ${value}`),
-    debug: (line) => err(paint.dim(line)),
+    field: (label, value) => err(`  ${paint.dim(`${label}:`.padEnd(14))} ${safe(value)}`),
+    debug: (line) => err(paint.dim(safe(line))),
     raw: (text) => streams.stderr.write(text),
   };
 }

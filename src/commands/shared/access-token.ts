@@ -13,6 +13,11 @@ export interface AccessTokenChoice {
   stored: StoredToken | undefined;
 }
 
+/** Whether `text` can be a bearer token (RFC 6750 §2.1 b64token, widened to printable ASCII without spaces). */
+export function isBearerTokenText(text: string): boolean {
+  return /^[\x21-\x7e]+$/.test(text);
+}
+
 /** The command that gets a new token of the same origin, for hints. */
 export function renewCommand(origin: TokenOrigin | undefined): string {
   switch (origin) {
@@ -45,6 +50,15 @@ export function selectAccessToken(
   const fromEnv = ctx.env.MMAUTH_TOKEN?.trim();
   const token = profile?.token;
   if (fromEnv) {
+    if (!isBearerTokenText(fromEnv)) {
+      throw new MmauthError(
+        'invalid_token_input',
+        'MMAUTH_TOKEN holds characters no bearer token has (spaces, control characters)',
+        {
+          hint: 'set MMAUTH_TOKEN to the bare token (RFC 6750: printable ASCII, no spaces)',
+        },
+      );
+    }
     const isStored = minTtlS === undefined && token?.accessToken === fromEnv;
     return { accessToken: fromEnv, stored: isStored ? token : undefined };
   }

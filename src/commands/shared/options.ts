@@ -34,14 +34,17 @@ export interface ClientOptions extends CommonOptions, SecretOptions {
   clientId?: string;
 }
 
-/** Longest --timeout, --wait or --min-ttl: a year of seconds. */
-const MAX_SECONDS = 86_400 * 365;
+/** Longest --timeout or --wait: what a Node timer can hold (2^31 − 1 ms), about 24.8 days. */
+export const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
-/** A commander parser of a whole number of seconds from `min` to a year. */
-export function parseSeconds(min: number): (value: string) => number {
+/** Longest --min-ttl or --token-ttl: ten years. */
+const MAX_LIFETIME_SECONDS = 10 * 366 * 86_400;
+
+/** A commander parser of a whole number of seconds from `min` to `max`. */
+export function parseSeconds(min: number, max = MAX_LIFETIME_SECONDS): (value: string) => number {
   return (value) => {
-    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > MAX_SECONDS) {
-      throw new InvalidArgumentError(`expected a whole number of seconds ≥ ${min}`);
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      throw new InvalidArgumentError(`expected a whole number of seconds from ${min} to ${max}`);
     }
     return Number(value);
   };
@@ -54,7 +57,7 @@ export function withCommonOptions<A extends unknown[], O extends OptionValues, G
   return command
     .option('--base-url <url>', 'service base URL, https unless loopback (env MMAUTH_BASE_URL)')
     .option('--profile <name>', 'profile to use (env MMAUTH_PROFILE; default "default")')
-    .option('--timeout <seconds>', 'bound on each HTTP request', parseSeconds(1), 30)
+    .option('--timeout <seconds>', 'bound on each HTTP request', parseSeconds(1, MAX_TIMER_SECONDS), 30)
     .option('--json', 'print one JSON document on stdout')
     .option('--verbose', 'trace every HTTP exchange (secrets redacted) and show stack traces (env MMAUTH_DEBUG=1)');
 }

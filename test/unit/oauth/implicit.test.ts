@@ -33,7 +33,7 @@ describe('parseImplicitAuthorizationResponse (RFC 6749 §4.2.2; server-behaviour
     [
       'access_token=tok&token_type=Bearer&state=the-state&iss=http%3A%2F%2Fevil.example',
       'state_mismatch',
-      /"iss" is http:\/\/evil.example/,
+      /"iss" names another server, expected http:\/\/127.0.0.1:4010$/,
     ],
     [
       'error=access_denied&error_description=The+resource+owner+denied&state=the-state',
