@@ -1,7 +1,8 @@
 /**
- * mmauth login with a real browser: Debian's Chromium (/usr/bin/chromium, installed by .ci/run)
- * driven by playwright-core, given to mmauth through BROWSER (test/support/chromium-browser.mjs).
- * Nothing here is skipped: without Chromium these tests fail and say so.
+ * mmauth login with a real browser: a system Chromium, or the one inside @sparticuz/chromium
+ * (test/support/chromium-flags.mjs chooses), driven by playwright-core and given to mmauth through
+ * BROWSER (test/support/chromium-browser.mjs). Nothing here is skipped: without Chromium these
+ * tests fail and say so.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,7 +45,7 @@ async function readReport(path: string, timeoutMs = 20_000): Promise<DriverRepor
 
 /** Runs `mmauth login …` with Chromium as BROWSER; returns mmauth's result and the driver's report. */
 async function loginInChromium(args: string[], decision: 'allow' | 'deny') {
-  expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: .ci/run installs Debian's chromium`).toBe(true);
+  expect(existsSync(CHROMIUM), `${CHROMIUM} is missing (CHROMIUM_FOR_TESTS names another, or unset it for the npm one)`).toBe(true);
   const emulator = await startTestEmulator();
   const configDir = makeConfigDir();
   const scratch = scratchDir();
@@ -110,7 +111,7 @@ describe('login in a real browser (Chromium through playwright-core)', { timeout
   });
 
   it('the result page escapes what the server sent: markup in error_description is shown as text, never run', async () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: .ci/run installs Debian's chromium`).toBe(true);
+    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing (CHROMIUM_FOR_TESTS names another, or unset it for the npm one)`).toBe(true);
     const emulator = await startTestEmulator();
     const login = startCli(['login', '--no-browser', '--wait', '30'], {
       env: emulator.env(makeConfigDir()),
