@@ -25,6 +25,7 @@ export const ERROR_CODES = [
   'port_not_allowed',
   'base_url_mismatch',
   'identity_change',
+  'client_secret_required',
   // No answer (exit 3).
   'connection_failed',
   'request_timeout',

@@ -67,6 +67,7 @@ export async function runEmulator(options: EmulatorCommandOptions, ctx: AppConte
         base_url: emulator.baseUrl,
         client_id: emulator.client.clientId,
         client_secret: emulator.client.clientSecret,
+        public_client_id: emulator.publicClient.clientId,
         user: emulator.user,
         personal_access_token: emulator.personalAccessToken,
       })}\n`,
@@ -75,6 +76,7 @@ export async function runEmulator(options: EmulatorCommandOptions, ctx: AppConte
   out.success(`mmauth emulator listening on ${emulator.baseUrl}`);
   out.field('client_id', emulator.client.clientId);
   out.field('client_secret', emulator.client.clientSecret);
+  out.field('public client', `${emulator.publicClient.clientId} (no secret: PKCE alone)`);
   out.field('redirect URI', `${emulator.client.redirectUri} (any port)`);
   out.field('user', `${emulator.user.login} / ${emulator.user.password} (id ${emulator.user.id})`);
   out.field('personal token', emulator.personalAccessToken);

@@ -1,6 +1,6 @@
 import { isSshSession } from '../browser/open-browser.js';
 import type { AppContext } from '../context.js';
-import { hasErrorCode } from '../errors.js';
+import { hasErrorCode, MmauthError } from '../errors.js';
 import { redactUrl, SecretScrubber } from '../http/redact.js';
 import type { CallbackPage } from '../loopback/pages.js';
 import {
@@ -19,7 +19,7 @@ import { startWaitIndicator } from '../ui/wait-indicator.js';
 import type { LoginOptions } from './login.js';
 import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
 import { parseLoopbackRedirectUri } from './shared/redirect-uri.js';
-import { chooseScope, isVerbose, pickSetting, requireClientId, resolveClientSecret } from './shared/settings.js';
+import { chooseScope, findClientSecret, isVerbose, pickSetting, requireClientId } from './shared/settings.js';
 import { resolveTarget } from './shared/target.js';
 import { toStoredToken } from './shared/token-record.js';
 
@@ -43,7 +43,8 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   const origin = isImplicit ? 'implicit' : 'authorization_code';
   assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
   const usable = credentialsFor(profile, endpoints.baseUrl);
-  const clientSecret = isImplicit ? undefined : await resolveClientSecret(options, ctx, { ...target, profile: usable });
+  // No secret from any source: a public client (RFC 8252 §8.4), PKCE and client_id alone.
+  const clientSecret = isImplicit ? undefined : await findClientSecret(options, ctx, { ...target, profile: usable });
   if (isImplicit) {
     out.warn(
       "the implicit flow is deprecated (RFC 9700 §2.1.2: the token travels in the browser's URL); prefer `mmauth login` without --implicit",
@@ -129,6 +130,21 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   }
 }
 
+/** A public attempt's invalid_client: the server knows this client as confidential, so it needs its secret. */
+function asConfidentialClientError(error: unknown): unknown {
+  if (!hasErrorCode(error, 'token_endpoint_error') || error.oauthError !== 'invalid_client') return error;
+  return new MmauthError(
+    'token_endpoint_error',
+    `${error.message}: the server knows this client as confidential, and no client secret was given`,
+    {
+      oauthError: error.oauthError,
+      oauthErrorDescription: error.oauthErrorDescription,
+      status: error.status,
+      hint: 'give its secret with MMAUTH_CLIENT_SECRET, --client-secret-file PATH or --client-secret-stdin',
+    },
+  );
+}
+
 /** The code flow's judge: validate the authorization response against `request`, then exchange its code. */
 function codeFlowJudge(
   server: ServerConfiguration,
@@ -142,7 +158,11 @@ function codeFlowJudge(
       url.searchParams,
       request,
     );
-    return exchangeAuthorizationCode(server, client, parameters, request);
+    try {
+      return await exchangeAuthorizationCode(server, client, parameters, request);
+    } catch (error) {
+      throw client.clientSecret === undefined ? asConfidentialClientError(error) : error;
+    }
   };
 }
 

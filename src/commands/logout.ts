@@ -4,7 +4,7 @@ import { maskToken } from '../ui/format.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
 import { assertCredentialOrigin } from './shared/credential-origin.js';
 import { revokeAndConfirm } from './shared/revoke-and-confirm.js';
-import { requireClientId, resolveClientSecret } from './shared/settings.js';
+import { findClientSecret, requireClientId } from './shared/settings.js';
 import { openLocalTarget, resolveTarget } from './shared/target.js';
 
 /** Options of `mmauth logout`. */
@@ -62,7 +62,7 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
     const target = await resolveTarget(options, ctx);
     const clientId = await requireClientId(options.clientId, ctx, target.profile);
     assertCredentialOrigin(profileName, target.profile, target.endpoints.baseUrl);
-    const clientSecret = await resolveClientSecret(options, ctx, target);
+    const clientSecret = await findClientSecret(options, ctx, target);
     // A failure here keeps the token; the failure map adds the --local-only way out to its hint.
     isConfirmed = await revokeAndConfirm(target.server, { clientId, clientSecret }, token.accessToken);
     isRevoked = true;

@@ -4,7 +4,7 @@ import { maskToken } from '../ui/format.js';
 import { selectAccessToken } from './shared/access-token.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
 import { revokeAndConfirm } from './shared/revoke-and-confirm.js';
-import { requireClientId, resolveClientSecret } from './shared/settings.js';
+import { findClientSecret, requireClientId } from './shared/settings.js';
 import { resolveTarget } from './shared/target.js';
 
 /** Registers `mmauth revoke`; the logic is runRevoke. */
@@ -33,7 +33,7 @@ export async function runRevoke(options: ClientOptions, ctx: AppContext): Promis
   const { profile, profileName } = target;
   const { accessToken, stored } = selectAccessToken(ctx, profileName, profile, target.endpoints.baseUrl);
   const clientId = await requireClientId(options.clientId, ctx, profile);
-  const clientSecret = await resolveClientSecret(options, ctx, target);
+  const clientSecret = await findClientSecret(options, ctx, target);
   const isConfirmed = await revokeAndConfirm(target.server, { clientId, clientSecret }, accessToken);
   if (stored !== undefined) {
     await target.store.update(profileName, (current) => ({ ...current, token: undefined }));

@@ -33,6 +33,8 @@ export interface Emulator {
   port: number;
   /** The seeded confidential client; its redirect URI accepts any port (RFC 8252 §7.3). */
   client: { uid: number; clientId: string; clientSecret: string; redirectUri: string };
+  /** The seeded public client (no secret: PKCE and `client_id` alone; RFC 8252 §8.4), same redirect URI. */
+  publicClient: { uid: number; clientId: string; redirectUri: string };
   /** The seeded resource owner for the sign-in page. */
   user: { id: number; login: string; password: string };
   /** A personal access token of the seeded user; scopes `service userinfo.email`; no expiry. */
@@ -45,8 +47,8 @@ export interface Emulator {
 
 /**
  * Starts an emulator of the service's OAuth interface (spec §4) on 127.0.0.1, seeded with a
- * confidential client (redirect URI `http://127.0.0.1/callback`), a user and a personal access
- * token. Rejects with MmauthError `port_in_use` when the port is taken.
+ * confidential and a public client (redirect URI `http://127.0.0.1/callback`), a user and a
+ * personal access token. Rejects with MmauthError `port_in_use` when the port is taken.
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const state = new EmulatorState({ tokenTtlS: options.tokenTtlS ?? 7200, nowMs: options.nowMs ?? Date.now });
@@ -65,7 +67,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     name: 'Personal access tokens',
     redirectUris: [],
   };
+  const publicClient: EmulatorClient = {
+    uid: 3,
+    clientId: 'mmauth-public',
+    clientSecret: undefined,
+    name: 'mmauth public client',
+    redirectUris: [redirectUri],
+  };
   state.clients.set(demoClient.clientId, demoClient);
+  state.clients.set(publicClient.clientId, publicClient);
   state.clients.set(personalTokens.clientId, personalTokens);
   const user = { id: 42, login: 'demo', password: options.userPassword ?? 'demo' };
   state.users.set(user.id, user);
@@ -90,6 +100,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     baseUrl: `http://127.0.0.1:${port}`,
     port,
     client: { uid: demoClient.uid, clientId: demoClient.clientId, clientSecret: demoClient.clientSecret, redirectUri },
+    publicClient: { uid: publicClient.uid, clientId: publicClient.clientId, redirectUri },
     user,
     personalAccessToken: pat.token,
     state,

@@ -45,7 +45,10 @@ async function readReport(path: string, timeoutMs = 20_000): Promise<DriverRepor
 
 /** Runs `mmauth login …` with Chromium as BROWSER; returns mmauth's result and the driver's report. */
 async function loginInChromium(args: string[], decision: 'allow' | 'deny') {
-  expect(existsSync(CHROMIUM), `${CHROMIUM} is missing (CHROMIUM_FOR_TESTS names another, or unset it for the npm one)`).toBe(true);
+  expect(
+    existsSync(CHROMIUM),
+    `${CHROMIUM} is missing (CHROMIUM_FOR_TESTS names another, or unset it for the npm one)`,
+  ).toBe(true);
   const emulator = await startTestEmulator();
   const configDir = makeConfigDir();
   const scratch = scratchDir();
@@ -111,7 +114,10 @@ describe('login in a real browser (Chromium through playwright-core)', { timeout
   });
 
   it('the result page escapes what the server sent: markup in error_description is shown as text, never run', async () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing (CHROMIUM_FOR_TESTS names another, or unset it for the npm one)`).toBe(true);
+    expect(
+      existsSync(CHROMIUM),
+      `${CHROMIUM} is missing (CHROMIUM_FOR_TESTS names another, or unset it for the npm one)`,
+    ).toBe(true);
     const emulator = await startTestEmulator();
     const login = startCli(['login', '--no-browser', '--wait', '30'], {
       env: emulator.env(makeConfigDir()),

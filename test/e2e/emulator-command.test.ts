@@ -32,6 +32,7 @@ describe('mmauth emulator', () => {
       'client_id',
       'client_secret',
       'personal_access_token',
+      'public_client_id',
       'user',
     ]);
     expect(line.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

@@ -138,18 +138,19 @@ describe('mmauth login (authorization code flow against the emulator)', () => {
     expect(readConfigText(configDir)).toBeUndefined();
   });
 
-  it('without a TTY and without a secret, exits 2 naming the ways to give one, and never prompts', async () => {
+  it('a confidential client without a secret: tried as a public client, refused with invalid_client; exit 4 naming the ways to give the secret, never a prompt', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
-    const result = await runCli(['login', '--no-browser'], {
-      env: emulator.env(configDir, { MMAUTH_CLIENT_SECRET: undefined }),
+    const result = await runCli(['login'], {
+      env: emulator.env(configDir, { MMAUTH_CLIENT_SECRET: undefined, BROWSER: HEADLESS_BROWSER }),
       timeoutMs: 10_000,
     });
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain('the server knows this client as confidential, and no client secret was given');
     expect(result.stderr).toContain('MMAUTH_CLIENT_SECRET');
     expect(result.stderr).toContain('--client-secret-file');
     expect(result.stderr).not.toMatch(/\?\s*Client secret/);
-    expect(emulator.requests).toHaveLength(0);
+    expect(readConfigText(configDir)).toBeUndefined();
   });
 
   it('listens on a fixed --redirect-uri port and remembers it in the profile', async () => {

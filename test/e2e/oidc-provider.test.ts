@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { runHeadlessBrowser } from '../../src/demo/headless-browser.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, readConfigText, storedAccessToken as storedToken } from '../support/emulator.js';
-import { startTestProvider, type TestProvider } from '../support/oidc-provider.js';
+import { PUBLIC_CLIENT_ID, startTestProvider, type TestProvider } from '../support/oidc-provider.js';
 
 /** A user agent that signs in but stops before the loopback redirect, so the test holds the callback URL. */
 const remoteAgent = {
@@ -181,5 +181,29 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
       .filter((r) => `${r.url} ${r.body}`.includes(provider.clientSecret))
       .map((r) => `${r.method} ${r.url}`);
     expect(carriers).toEqual(['POST /oauth2/token', 'POST /oauth2/revoke']);
+  });
+
+  it('a public client (token_endpoint_auth_method none): login on PKCE and client_id alone, then revoke with client_id alone', async () => {
+    const provider = await startTestProvider();
+    const configDir = makeConfigDir();
+    const env = envFor(provider, configDir, {
+      MMAUTH_CLIENT_ID: PUBLIC_CLIENT_ID,
+      MMAUTH_CLIENT_SECRET: undefined,
+      BROWSER: HEADLESS_BROWSER,
+    });
+    const login = await runCli(['login'], { env });
+    expect(login.code, login.stderr).toBe(0);
+    const exchange = new URLSearchParams(provider.requests.find((r) => r.url === '/oauth2/token')?.body);
+    expect(exchange.get('client_id')).toBe(PUBLIC_CLIENT_ID);
+    expect(exchange.has('client_secret')).toBe(false);
+    const token = storedToken(configDir);
+    expect(await provider.provider.AccessToken.find(token)).toBeDefined();
+
+    const revoke = await runCli(['revoke'], { env });
+    expect(revoke.code, revoke.stderr).toBe(0);
+    const revocation = new URLSearchParams(provider.requests.find((r) => r.url === '/oauth2/revoke')?.body);
+    expect(Object.fromEntries(revocation)).toMatchObject({ token, client_id: PUBLIC_CLIENT_ID });
+    expect(revocation.has('client_secret')).toBe(false);
+    expect(await provider.provider.AccessToken.find(token)).toBeUndefined();
   });
 });

@@ -14,7 +14,7 @@ describe('no TTY (or CI=true): never a prompt, exit 2 naming the flag and the va
     ],
     [
       'client secret under CI=true',
-      ['login', '--no-browser'],
+      ['client-credentials'],
       { MMAUTH_CLIENT_SECRET: undefined, CI: 'true' },
       ['CI is set', 'MMAUTH_CLIENT_SECRET'],
     ],

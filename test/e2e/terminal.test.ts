@@ -4,7 +4,7 @@
  */
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { BIN, HEADLESS_BROWSER, makeConfigDir } from '../support/cli.js';
+import { BIN, makeConfigDir } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 import { startInTmux } from '../support/tmux.js';
 
@@ -21,15 +21,15 @@ function isListening(port: number): Promise<boolean> {
 }
 
 describe('login in a real terminal (tmux)', { timeout: 40_000 }, () => {
-  it('asks for the scopes with a checkbox and for the secret with a masked prompt; the secret never reaches the screen', async () => {
+  it('client-credentials asks for the scopes with a checkbox and for the secret with a masked prompt; the secret never reaches the screen', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
     const secret = emulator.client.clientSecret;
-    const term = startInTmux([process.execPath, BIN, 'login'], {
+    // login needs no secret (it runs as a public client without one); client-credentials always does.
+    const term = startInTmux([process.execPath, BIN, 'client-credentials'], {
       MMAUTH_CONFIG_DIR: configDir,
       MMAUTH_BASE_URL: emulator.baseUrl,
       MMAUTH_CLIENT_ID: emulator.client.clientId,
-      BROWSER: HEADLESS_BROWSER,
     });
 
     await term.waitFor(/Scopes to request/);
@@ -47,7 +47,7 @@ describe('login in a real terminal (tmux)', { timeout: 40_000 }, () => {
     await term.waitFor(new RegExp(`Client secret:? \\*{${secret.length}}\\s*$`, 'm'));
     term.send(['Enter']);
 
-    await term.waitFor(/Logged in to/, 20_000);
+    await term.waitFor(/Got a client credentials token/, 20_000);
     expect(await term.exitCode()).toBe(0);
     const screen = term.screen();
     expect(screen).not.toContain(secret);
@@ -57,7 +57,7 @@ describe('login in a real terminal (tmux)', { timeout: 40_000 }, () => {
         default: {
           client_secret: secret,
           scope: 'service userinfo.email',
-          token: { grant: 'authorization_code', scope: 'service userinfo.email' },
+          token: { grant: 'client_credentials', scope: 'service userinfo.email' },
         },
       },
     });

@@ -10,7 +10,10 @@ export interface ReceivedRequest {
   body: string;
 }
 
-/** A running oidc-provider with mmauth's routes and one confidential client. */
+/** The provider's public client (token_endpoint_auth_method `none`: PKCE and client_id alone). */
+export const PUBLIC_CLIENT_ID = 'mmauth-interop-public';
+
+/** A running oidc-provider with mmauth's routes, one confidential and one public client. */
 export interface TestProvider {
   baseUrl: string;
   clientId: string;
@@ -58,6 +61,15 @@ export async function startTestProvider(): Promise<TestProvider> {
         grant_types: ['authorization_code', 'client_credentials'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_post',
+        scope: 'openid service userinfo.email',
+      },
+      {
+        client_id: PUBLIC_CLIENT_ID,
+        application_type: 'native',
+        redirect_uris: ['http://127.0.0.1/callback'],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
         scope: 'openid service userinfo.email',
       },
     ],

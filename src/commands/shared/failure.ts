@@ -47,6 +47,7 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   port_not_allowed: ExitCode.usage,
   base_url_mismatch: ExitCode.usage,
   identity_change: ExitCode.usage,
+  client_secret_required: ExitCode.usage,
   connection_failed: ExitCode.network,
   request_timeout: ExitCode.network,
   tls_failure: ExitCode.network,

@@ -86,18 +86,17 @@ export interface SecretTarget {
 }
 
 /**
- * The client secret: --client-secret-file > --client-secret-stdin > MMAUTH_CLIENT_SECRET > the
- * stored profile (only to its own origin: `base_url_mismatch`) > a masked prompt on a terminal;
- * trailing newlines dropped. Throws `unreadable_secret_file`, `invalid_client_secret` (empty or
- * several lines) or `prompt_unavailable`.
+ * The client secret if one is given: --client-secret-file > --client-secret-stdin >
+ * MMAUTH_CLIENT_SECRET > the stored profile (only to its own origin: `base_url_mismatch`);
+ * undefined when none is (a public client, RFC 6749 §2.1). Trailing newlines dropped. Throws
+ * `unreadable_secret_file` or `invalid_client_secret` (empty or several lines).
  */
-export async function resolveClientSecret(
+export async function findClientSecret(
   options: SecretOptions,
   ctx: AppContext,
   target: SecretTarget,
-): Promise<string> {
-  const { profile } = target;
-  let secret: string;
+): Promise<string | undefined> {
+  let secret: string | undefined;
   if (options.clientSecretFile !== undefined) {
     try {
       secret = await ctx.readTextFile(options.clientSecretFile);
@@ -105,26 +104,49 @@ export async function resolveClientSecret(
       throw new MmauthError(
         'unreadable_secret_file',
         `cannot read the client secret file ${options.clientSecretFile}`,
-        { cause: error },
+        {
+          cause: error,
+        },
       );
     }
   } else if (options.clientSecretStdin === true) {
     secret = await ctx.readStdin();
   } else {
-    const stored = pickSetting(undefined, undefined, profile?.clientSecret);
-    const fromEnv = pickSetting(undefined, ctx.env.MMAUTH_CLIENT_SECRET, undefined);
-    if (fromEnv === undefined && stored !== undefined) {
-      assertCredentialOrigin(target.profileName, profile, target.endpoints.baseUrl);
+    secret = pickSetting(undefined, ctx.env.MMAUTH_CLIENT_SECRET, undefined);
+    const stored = pickSetting(undefined, undefined, target.profile?.clientSecret);
+    if (secret === undefined && stored !== undefined) {
+      assertCredentialOrigin(target.profileName, target.profile, target.endpoints.baseUrl);
+      secret = stored;
     }
-    secret = fromEnv ?? stored ?? (await ctx.prompter.secret('Client secret:', SECRET_SOURCES));
+    if (secret === undefined) return undefined;
   }
-  secret = secret.replace(/[\r\n]+$/, '');
+  return checkSecret(secret);
+}
+
+function checkSecret(raw: string): string {
+  const secret = raw.replace(/[\r\n]+$/, '');
   if (secret === '' || /[\r\n]/.test(secret)) {
     throw new MmauthError('invalid_client_secret', 'the client secret is empty or spans several lines', {
       hint: `provide it with ${SECRET_SOURCES}`,
     });
   }
   return secret;
+}
+
+/**
+ * The client secret a confidential client must have (client credentials, RFC 6749 §4.4):
+ * findClientSecret, else a masked prompt on a terminal. Throws what findClientSecret throws, or
+ * `prompt_unavailable` naming the flags and the variable.
+ */
+export async function resolveClientSecret(
+  options: SecretOptions,
+  ctx: AppContext,
+  target: SecretTarget,
+): Promise<string> {
+  return (
+    (await findClientSecret(options, ctx, target)) ??
+    checkSecret(await ctx.prompter.secret('Client secret:', SECRET_SOURCES))
+  );
 }
 
 /**
