@@ -2,6 +2,7 @@ import { CommanderError } from '@commander-js/extra-typings';
 import { createContext, type AppContext } from './context.js';
 import { MmauthError } from './errors.js';
 import { describeFailure, ExitCode, type FailureContext } from './commands/shared/failure.js';
+import { failureContextFor, type FailedRun } from './commands/shared/failure-context.js';
 import { conflictMessage } from './commands/shared/conflicts.js';
 import { isVerbose } from './commands/shared/settings.js';
 import { buildProgram } from './program.js';
@@ -55,14 +56,16 @@ export async function main(argv: string[], version: string): Promise<never> {
     process.exit(ExitCode.failure);
   });
   const ctx = createContext(process, interrupt.signal, version);
-  const context: FailureContext = { command: undefined };
+  const run: FailedRun = { command: undefined, options: {} };
   let exitCode: number = ExitCode.ok;
   try {
     const program = buildProgram(ctx, version).hook('preAction', (_, action) => {
-      context.command = action.name();
+      run.command = action.name();
+      run.options = action.opts();
     });
     await program.parseAsync(argv);
   } catch (error) {
+    const context = await failureContextFor(run, ctx);
     exitCode = await report(error, ctx, context, isVerbose({ verbose: argv.includes('--verbose') }, ctx.env));
   }
   await Promise.all([ctx.stdout.flush(), ctx.stderr.flush()]);

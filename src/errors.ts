@@ -26,6 +26,7 @@ export const ERROR_CODES = [
   'base_url_mismatch',
   'identity_change',
   'client_secret_required',
+  'personal_token',
   // No answer (exit 3).
   'connection_failed',
   'request_timeout',
@@ -33,6 +34,7 @@ export const ERROR_CODES = [
   'callback_timeout',
   // Refused (exit 4).
   'not_logged_in',
+  'unknown_profile',
   'token_expired',
   'token_lifetime_too_short',
   'token_inactive',

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import { selectAccessToken } from './shared/access-token.js';
 import { withTokenOptions, type TokenOptions } from './shared/options.js';
 import { pickSetting } from './shared/settings.js';
-import { openLocalTarget } from './shared/target.js';
+import { openLocalTarget, requireProfile } from './shared/target.js';
 
 /** Registers `mmauth header`; the logic is runHeader. */
 export function registerHeader(program: Command, ctx: AppContext): void {
@@ -25,7 +25,9 @@ Examples:
  */
 export async function runHeader(options: TokenOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const { profileName, profile } = await openLocalTarget(options, ctx);
+  const local = await openLocalTarget(options, ctx);
+  if (!ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
+  const { profileName, profile } = local;
   const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
   const value = `Bearer ${selectAccessToken(ctx, profileName, profile, baseUrl, options.minTtl).accessToken}`;
   if (options.json === true) {

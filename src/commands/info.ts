@@ -31,7 +31,7 @@ Examples:
  */
 export async function runInfo(options: CommonOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const target = await resolveTarget(options, ctx);
+  const target = await resolveTarget(options, ctx, { needsStoredToken: true });
   const { accessToken } = selectAccessToken(ctx, target.profileName, target.profile, target.endpoints.baseUrl);
   const info = await requireTokenInfo(target.server, accessToken);
   const nowMs = ctx.nowMs();

@@ -212,7 +212,12 @@ async function offerAuthorizationUrl(
   if (options.browser) {
     const outcome = await ctx.browser(isVerbose(options, ctx.env)).open(request.url.href);
     if (outcome.isOpened) {
-      out.info(`Opened it with ${outcome.via}.`);
+      // The system opener returns before any browser shows up (a broken DISPLAY fails later, silently).
+      out.info(
+        outcome.via === 'the system browser'
+          ? 'Asked the system browser to open it.'
+          : `Opened it with ${outcome.via}.`,
+      );
     } else {
       out.info(`Not opening a browser: ${outcome.reason}. Open the URL yourself, on any machine.`);
     }

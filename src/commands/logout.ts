@@ -3,9 +3,9 @@ import type { AppContext } from '../context.js';
 import { maskToken } from '../ui/format.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
 import { assertCredentialOrigin } from './shared/credential-origin.js';
-import { revokeAndConfirm } from './shared/revoke-and-confirm.js';
+import { revokeAndConfirm, type RevocationResult } from './shared/revoke-and-confirm.js';
 import { findClientSecret, requireClientId } from './shared/settings.js';
-import { openLocalTarget, resolveTarget } from './shared/target.js';
+import { openLocalTarget, requireProfile, resolveTarget } from './shared/target.js';
 
 /** Options of `mmauth logout`. */
 export interface LogoutOptions extends ClientOptions {
@@ -39,6 +39,7 @@ Examples:
 export async function runLogout(options: LogoutOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const local = await openLocalTarget(options, ctx);
+  requireProfile(local);
   const { profileName } = local;
   const token = local.profile?.token;
   if (token === undefined) {
@@ -49,7 +50,7 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
     return;
   }
   let isRevoked = false;
-  let isConfirmed = false;
+  let result: RevocationResult | undefined;
   if (options.localOnly === true) {
     out.warn(
       `not revoking ${maskToken(token.accessToken)} on the server (--local-only): it stays valid until it expires`,
@@ -64,14 +65,19 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
     assertCredentialOrigin(profileName, target.profile, target.endpoints.baseUrl);
     const clientSecret = await findClientSecret(options, ctx, target);
     // A failure here keeps the token; the failure map adds the --local-only way out to its hint.
-    isConfirmed = await revokeAndConfirm(target.server, { clientId, clientSecret }, token.accessToken);
+    result = await revokeAndConfirm(target.server, { clientId, clientSecret }, token.accessToken);
     isRevoked = true;
+    if (result === 'already_inactive') {
+      out.warn(
+        'token info already refused the token before the revocation (expired or revoked): nothing live was revoked',
+      );
+    }
   }
   await local.store.update(profileName, (current) => ({ ...current, token: undefined }));
   if (options.json === true) {
-    out.json({ logged_out: true, revoked: isRevoked, confirmed: isConfirmed, profile: profileName });
+    out.json({ logged_out: true, revoked: isRevoked, confirmed: result === 'confirmed', profile: profileName });
   }
   out.success(
-    `Logged out of profile "${profileName}"${isRevoked ? `: revoked ${maskToken(token.accessToken)}${isConfirmed ? ' (confirmed)' : ''}` : ''}; its settings stay.`,
+    `Logged out of profile "${profileName}"${isRevoked ? `: revoked ${maskToken(token.accessToken)}${result === 'confirmed' ? ' (confirmed)' : ''}` : ''}; its settings stay.`,
   );
 }

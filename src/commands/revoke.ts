@@ -1,6 +1,8 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
+import { MmauthError } from '../errors.js';
 import { maskToken } from '../ui/format.js';
+import { profileFlag } from './shared/next-step.js';
 import { selectAccessToken } from './shared/access-token.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
 import { revokeAndConfirm } from './shared/revoke-and-confirm.js';
@@ -29,26 +31,40 @@ Examples:
  */
 export async function runRevoke(options: ClientOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const target = await resolveTarget(options, ctx);
+  const target = await resolveTarget(options, ctx, { needsStoredToken: true });
   const { profile, profileName } = target;
   const { accessToken, stored } = selectAccessToken(ctx, profileName, profile, target.endpoints.baseUrl);
+  if (stored?.grant === 'personal') {
+    throw new MmauthError(
+      'personal_token',
+      "a personal access token can only be revoked where it was created (the service's settings)",
+      {
+        hint: `\`mmauth logout${profileFlag(profileName)}\` forgets it here`,
+      },
+    );
+  }
   const clientId = await requireClientId(options.clientId, ctx, profile);
   const clientSecret = await findClientSecret(options, ctx, target);
-  const isConfirmed = await revokeAndConfirm(target.server, { clientId, clientSecret }, accessToken);
+  const result = await revokeAndConfirm(target.server, { clientId, clientSecret }, accessToken);
   if (stored !== undefined) {
     await target.store.update(profileName, (current) => ({ ...current, token: undefined }));
   }
   if (options.json === true) {
-    out.json({ revoked: true, confirmed: isConfirmed, token_forgotten: stored !== undefined, profile: profileName });
+    const confirmed = result === 'confirmed';
+    out.json({ revoked: true, confirmed, token_forgotten: stored !== undefined, profile: profileName });
   }
-  if (!isConfirmed) {
+  if (result === 'unconfirmed') {
     out.warn(
       'the server has no token info endpoint, so the revocation could not be confirmed; it answered 200 (RFC 7009: revoked or already invalid)',
     );
   }
-  out.success(
-    `Revoked ${maskToken(accessToken)} on ${target.endpoints.baseUrl}${isConfirmed ? ' (confirmed: token info now refuses it)' : ''}`,
-  );
+  if (result === 'already_inactive') {
+    out.warn(
+      'token info already refused the token before the revocation (expired or revoked): nothing live was revoked',
+    );
+  }
+  const proof = result === 'confirmed' ? ' (confirmed: token info now refuses it)' : '';
+  out.success(`Revoked ${maskToken(accessToken)} on ${target.endpoints.baseUrl}${proof}`);
   if (stored !== undefined) {
     out.info(`  Forgot the token of profile "${profileName}"; its settings stay.`);
   }

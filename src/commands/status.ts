@@ -4,7 +4,7 @@ import { MmauthError } from '../errors.js';
 import type { Profile } from '../store/profile.js';
 import { formatDuration, formatInstant, maskToken } from '../ui/format.js';
 import { judgeStoredToken, secondsLeft, type TokenState } from '../store/token-state.js';
-import { renewCommand } from './shared/access-token.js';
+import { nextStep } from './shared/next-step.js';
 import { withLocalOptions, type LocalOptions } from './shared/options.js';
 import { resolveProfileName } from './shared/settings.js';
 
@@ -114,7 +114,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
       current === undefined ? 'does not exist' : current.state === 'none' ? 'has no token' : 'has an expired token';
     const code = current?.state === 'expired' ? 'token_expired' : 'not_logged_in';
     throw new MmauthError(code, `the selected profile "${selected}" ${what}`, {
-      hint: `run \`${renewCommand(current?.profile.token?.grant)}${selected === 'default' ? '' : ` --profile ${selected}`}\``,
+      hint: `run \`${nextStep(current?.profile.lastGrant, selected)}\``,
     });
   }
 }

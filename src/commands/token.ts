@@ -4,7 +4,7 @@ import { tokenJson } from '../ui/token-report.js';
 import { selectAccessToken } from './shared/access-token.js';
 import { withTokenOptions, type TokenOptions } from './shared/options.js';
 import { pickSetting } from './shared/settings.js';
-import { openLocalTarget } from './shared/target.js';
+import { openLocalTarget, requireProfile } from './shared/target.js';
 
 /** Registers `mmauth token`; the logic is runToken. */
 export function registerToken(program: Command, ctx: AppContext): void {
@@ -31,7 +31,9 @@ Examples:
  */
 export async function runToken(options: TokenOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const { profileName, profile } = await openLocalTarget(options, ctx);
+  const local = await openLocalTarget(options, ctx);
+  if (!ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
+  const { profileName, profile } = local;
   const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
   const { accessToken, stored } = selectAccessToken(ctx, profileName, profile, baseUrl, options.minTtl);
   if (options.json !== true) {

@@ -68,7 +68,12 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       const elapsedMs = Math.round(performance.now() - startedMs);
       options.trace?.(`< ${label}: ${error instanceof Error ? error.message : String(error)} after ${elapsedMs} ms`);
       // Past the deadline a transport may report the torn-down socket ("reset"); the cause is the timeout.
-      throw describeNetworkFailure(label, signal.aborted ? signal.reason : error, options.timeoutMs, isViaProxy);
+      const proxyUrl = isViaProxy
+        ? new URL(url).protocol === 'https:'
+          ? proxy.httpsProxy
+          : proxy.httpProxy
+        : undefined;
+      throw describeNetworkFailure(label, signal.aborted ? signal.reason : error, options.timeoutMs, proxyUrl);
     }
   };
   return { fetch };

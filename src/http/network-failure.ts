@@ -17,15 +17,16 @@ const TLS_CODES = new Set([
 /**
  * Turns whatever a transport threw for the request `label` into an MmauthError:
  * `request_timeout` (no complete answer within `timeoutMs`), `tls_failure`, or `connection_failed`
- * (refused, reset, host not found, …). `details.viaProxy` is "true" when a proxy carried it.
+ * (refused, reset, host not found, …). `details.viaProxy` is "true" when `proxyUrl` carried it; a
+ * failure to reach the proxy itself names the proxy.
  */
 export function describeNetworkFailure(
   label: string,
   error: unknown,
   timeoutMs: number,
-  isViaProxy = false,
+  proxyUrl?: string,
 ): MmauthError {
-  const details = isViaProxy ? { viaProxy: 'true' } : {};
+  const details = proxyUrl === undefined ? {} : { viaProxy: 'true' };
   if (error instanceof MmauthError) {
     return error;
   }
@@ -39,6 +40,10 @@ export function describeNetworkFailure(
       details,
     });
   }
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || /wrong version number/i.test(causeMessage)) {
+    const message = `${label}: the server there does not speak TLS (its answer is not a TLS handshake; plain http?)`;
+    return new MmauthError('tls_failure', message, { cause: error, details: { ...details, reason: 'not_tls' } });
+  }
   if (TLS_CODES.has(code) || /certificate|TLS|SSL/i.test(cause instanceof Error ? cause.message : '')) {
     return new MmauthError(
       'tls_failure',
@@ -48,6 +53,10 @@ export function describeNetworkFailure(
         details,
       },
     );
+  }
+  if (proxyUrl !== undefined && isProxyItself(proxyUrl, cause)) {
+    const what = code === 'ECONNREFUSED' ? 'refused the connection' : `failed (${code || causeMessage})`;
+    return new MmauthError('connection_failed', `${label}: the proxy ${proxyUrl} ${what}`, { cause: error, details });
   }
   const known: Record<string, string> = {
     ECONNREFUSED: 'connection refused',
@@ -59,4 +68,19 @@ export function describeNetworkFailure(
     cause: error,
     details,
   });
+}
+
+/** Whether a failed connection was to the proxy itself (its address and port), not to the server behind it. */
+function isProxyItself(proxyUrl: string, cause: unknown): boolean {
+  if (typeof cause !== 'object' || cause === null || !('port' in cause)) return false;
+  try {
+    const proxy = new URL(proxyUrl);
+    const port = Number(proxy.port || (proxy.protocol === 'https:' ? 443 : 80));
+    return (
+      Number(cause.port) === port &&
+      (!('address' in cause) || String(cause.address) === proxy.hostname || proxy.hostname === 'localhost')
+    );
+  } catch {
+    return false;
+  }
 }

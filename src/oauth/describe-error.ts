@@ -16,7 +16,11 @@ export function oauthErrorAnswer(
   description: string | undefined,
   status?: number,
 ): MmauthError {
-  const detail = `${endpoint} refused${status === undefined ? '' : ` (HTTP ${status})`}: ${error}${description ? ` — ${description}` : ''}`;
+  const what = `${error}${description ? ` — ${description}` : ''}`;
+  const detail =
+    status !== undefined && status >= 500
+      ? `${endpoint} failed on the server side (HTTP ${status}): ${what}`
+      : `${endpoint} refused${status === undefined ? '' : ` (HTTP ${status})`}: ${what}`;
   return new MmauthError(code, detail, { oauthError: error, oauthErrorDescription: description, status });
 }
 

@@ -27,6 +27,8 @@ export interface Profile {
   /** A fixed loopback redirect URI given with --redirect-uri, if any. */
   redirectUri: string | undefined;
   token: StoredToken | undefined;
+  /** How the profile's latest token was obtained, kept after the token is gone (for the next step). */
+  lastGrant: TokenOrigin | undefined;
 }
 
 /** A profile with nothing in it. */
@@ -37,6 +39,7 @@ export function emptyProfile(): Profile {
     clientSecret: undefined,
     scope: undefined,
     redirectUri: undefined,
+    lastGrant: undefined,
     token: undefined,
   };
 }
@@ -102,6 +105,7 @@ export function parseProfile(json: unknown, where: string): Profile {
     clientSecret: optionalString(json, 'client_secret', where),
     scope: optionalString(json, 'scope', where),
     redirectUri: optionalString(json, 'redirect_uri', where),
+    lastGrant: token?.grant ?? TOKEN_ORIGINS.find((origin) => origin === json.last_grant),
     token,
   };
 }
@@ -119,6 +123,7 @@ export function serializeProfile(profile: Profile): Record<string, unknown> {
   put('client_secret', profile.clientSecret);
   put('scope', profile.scope);
   put('redirect_uri', profile.redirectUri);
+  put('last_grant', profile.token?.grant ?? profile.lastGrant);
   if (profile.token !== undefined) {
     const t = profile.token;
     const token: Record<string, unknown> = {

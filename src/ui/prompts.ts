@@ -33,6 +33,10 @@ export interface Prompter {
   ): Promise<string[]>;
 }
 
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
 /** Whether CI is set the way CI systems set it (`CI=true`, `CI=1`). */
 export function isCi(env: NodeJS.ProcessEnv): boolean {
   const ci = (env.CI ?? '').toLowerCase();
@@ -47,7 +51,7 @@ export function createPrompter(io: PromptEnvironment): Prompter {
   const refuse = (message: string, alternatives: string) => {
     if (!canPrompt()) {
       const why = isCi(io.env) ? 'CI is set, so mmauth does not prompt' : 'there is no terminal to ask on';
-      throw new MmauthError('prompt_unavailable', `${message.replace(/:$/, '')} is needed and ${why}`, {
+      throw new MmauthError('prompt_unavailable', `${lowerFirst(message.replace(/:$/, ''))} is needed and ${why}`, {
         hint: `provide it with ${alternatives}`,
       });
     }

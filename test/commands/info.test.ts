@@ -51,8 +51,10 @@ describe('runInfo (in-process, against the emulator)', () => {
     const emulator = await startTestEmulator();
     const ctx = createTestContext({ nowMs: NOW, env: { MMAUTH_BASE_URL: emulator.baseUrl } });
     const error = await rejectedBy(() => runInfo({ timeout: 5 }, ctx));
-    expect(failureOf(error).code).toBe('not_logged_in');
-    expect(error.hint).toBe('run `mmauth login` or `mmauth client-credentials` first (or set MMAUTH_TOKEN)');
+    expect(failureOf(error)).toMatchObject({ code: 'unknown_profile', exitCode: 4 });
+    expect(error.hint).toBe(
+      'check --profile / MMAUTH_PROFILE, or create it: `mmauth login` or `mmauth client-credentials`',
+    );
     expect(emulator.requests).toHaveLength(0);
   });
 });

@@ -93,8 +93,19 @@ describe('runToken and runHeader (in-process, fixed clock)', () => {
     expect(exact.stdout.text()).toBe(`${TOKEN}\n`);
   });
 
-  it('no profile: not_logged_in (exit 4)', async () => {
+  it('no such profile: unknown_profile (exit 4) listing the known ones', async () => {
+    const ctx = withStoredToken(at(60), 'work');
+    const error = await rejectedBy(() => runToken({ minTtl: 0, profile: 'wrok' }, ctx));
+    expect(failureOf(error)).toEqual({
+      code: 'unknown_profile',
+      exitCode: 4,
+      message: 'not logged in: there is no profile "wrok"; known profiles: "work"',
+    });
+  });
+
+  it('a profile without a token: not_logged_in (exit 4)', async () => {
     const ctx = createTestContext({ nowMs: NOW });
+    writeProfiles(ctx.configDir, { default: { base_url: 'http://127.0.0.1:9' } });
     const error = await rejectedBy(() => runToken({ minTtl: 0 }, ctx));
     expect(failureOf(error)).toEqual({
       code: 'not_logged_in',

@@ -60,7 +60,7 @@ describe('mmauth info', () => {
     const emulator = await startTestEmulator();
     const result = await runCli(['info', '--profile', 'work'], { env: emulator.env(makeConfigDir()) });
     expect(result.code).toBe(4);
-    expect(result.stderr).toContain('not logged in: profile "work" has no stored token');
+    expect(result.stderr).toContain('not logged in: there is no profile "work"; there are no profiles yet');
   });
 
   it.each(['info', 'login', 'client-credentials', 'revoke'])(

@@ -5,7 +5,7 @@ import { inS, storedToken as token, writeProfiles } from '../support/profiles.js
 
 describe('mmauth token and mmauth header', () => {
   it.each([
-    ['no profile at all', {}, [], /not logged in: profile "default" has no stored token/],
+    ['no profile at all', {}, [], /not logged in: there is no profile "default"; there are no profiles yet/],
     ['a profile without a token', { default: { base_url: 'http://127.0.0.1:1' } }, [], /not logged in/],
     ['an expired token', { default: { token: token('expired-token-000000000000', inS(-5)) } }, [], /expired at \d{4}-/],
     [

@@ -1,10 +1,10 @@
 import type { AppContext } from '../../context.js';
 import { MmauthError } from '../../errors.js';
-import type { TokenOrigin } from '../../oauth/wire.js';
 import type { Profile, StoredToken } from '../../store/profile.js';
 import { judgeStoredToken, secondsLeft } from '../../store/token-state.js';
 import { formatInstant } from '../../ui/format.js';
 import { assertCredentialOrigin } from './credential-origin.js';
+import { firstSteps, nextStep } from './next-step.js';
 
 /** The token a command acts on, and its stored record when mmauth knows it. */
 export interface AccessTokenChoice {
@@ -16,20 +16,6 @@ export interface AccessTokenChoice {
 /** Whether `text` can be a bearer token (RFC 6750 §2.1 b64token, widened to printable ASCII without spaces). */
 export function isBearerTokenText(text: string): boolean {
   return /^[\x21-\x7e]+$/.test(text);
-}
-
-/** The command that gets a new token of the same origin, for hints. */
-export function renewCommand(origin: TokenOrigin | undefined): string {
-  switch (origin) {
-    case 'client_credentials':
-      return 'mmauth client-credentials';
-    case 'personal':
-      return 'mmauth login --with-token';
-    case 'implicit':
-      return 'mmauth login --implicit';
-    default:
-      return 'mmauth login';
-  }
 }
 
 /**
@@ -65,13 +51,13 @@ export function selectAccessToken(
   if (token === undefined) {
     const alternative = minTtlS === undefined ? ' (or set MMAUTH_TOKEN)' : '';
     throw new MmauthError('not_logged_in', `not logged in: profile "${profileName}" has no stored token`, {
-      hint: `run \`mmauth login\` or \`mmauth client-credentials\` first${alternative}`,
+      hint: `run ${firstSteps(profileName)} first${alternative}`,
     });
   }
   assertCredentialOrigin(profileName, profile, baseUrl);
   if (minTtlS === undefined) return { accessToken: token.accessToken, stored: token };
   const nowMs = ctx.nowMs();
-  const hint = `get a new one: ${renewCommand(token.grant)}${profileName === 'default' ? '' : ` --profile ${profileName}`}`;
+  const hint = `get a new one: ${nextStep(token.grant, profileName)}`;
   if (judgeStoredToken(token, nowMs) === 'expired') {
     const at = formatInstant(Date.parse(token.expiresAt ?? ''));
     throw new MmauthError('token_expired', `the token of profile "${profileName}" expired at ${at}`, { hint });

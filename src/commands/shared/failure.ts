@@ -1,4 +1,6 @@
 import { isMmauthError, MmauthError, type ErrorCode } from '../../errors.js';
+import type { TokenOrigin } from '../../oauth/wire.js';
+import { firstSteps, nextStep } from './next-step.js';
 
 /** Exit codes (README "Exit codes"): 0 ok, 1 other, 2 usage, 3 network, 4 refused, 130 Ctrl-C. */
 export const ExitCode = {
@@ -16,14 +18,24 @@ const REFUSALS = new Set(['invalid_client', 'invalid_grant', 'unauthorized_clien
 
 const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file or --client-secret-stdin';
 
-const OAUTH_HINTS: Record<string, string> = {
-  invalid_client: `check the client id and secret (--client-id / MMAUTH_CLIENT_ID; ${SECRET_SOURCES})`,
-  invalid_grant:
-    'the authorization code was refused (expired, used, or issued for another redirect URI): run `mmauth login` again',
-  invalid_scope: 'pass --scope with scopes the server knows (space-separated)',
-  unauthorized_client: 'this client may not do that; check --client-id and the client secret',
-  access_denied: 'the request was denied; run `mmauth login` again and allow access',
-};
+/** Hints for the server's OAuth errors (RFC 6749 §4.1.2.1, §5.2), worded for the run that failed. */
+function oauthHint(oauthError: string | undefined, context: FailureContext): string | undefined {
+  const again = `\`${nextStep(context.origin ?? 'authorization_code', context.profileName)}\``;
+  switch (oauthError) {
+    case 'invalid_client':
+      return `check the client id and secret (--client-id / MMAUTH_CLIENT_ID; ${SECRET_SOURCES})`;
+    case 'invalid_grant':
+      return `the authorization code was refused (expired, used, or issued for another redirect URI): run ${again} again`;
+    case 'invalid_scope':
+      return 'pass --scope with scopes the server knows (space-separated)';
+    case 'unauthorized_client':
+      return 'this client may not do that; check --client-id and the client secret';
+    case 'access_denied':
+      return `the request was denied; run ${again} again and allow access`;
+    default:
+      return undefined;
+  }
+}
 
 const STORE_HINT = 'fix or move the file aside; mmauth never resets it by itself';
 
@@ -48,11 +60,13 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   base_url_mismatch: ExitCode.usage,
   identity_change: ExitCode.usage,
   client_secret_required: ExitCode.usage,
+  personal_token: ExitCode.usage,
   connection_failed: ExitCode.network,
   request_timeout: ExitCode.network,
   tls_failure: ExitCode.network,
   callback_timeout: ExitCode.network,
   not_logged_in: ExitCode.auth,
+  unknown_profile: ExitCode.auth,
   token_expired: ExitCode.auth,
   token_lifetime_too_short: ExitCode.auth,
   token_inactive: ExitCode.auth,
@@ -85,9 +99,11 @@ export function exitCodeOf(error: MmauthError): ExitCode {
   return exitCode === 'oauth' ? oauthExitCode(error.oauthError) : exitCode;
 }
 
-/** What the failing run was: the subcommand's name, for hints that depend on it. */
+/** What the failing run was, for hints that name the next command: subcommand, profile, token origin. */
 export interface FailureContext {
   command: string | undefined;
+  profileName: string;
+  origin: TokenOrigin | undefined;
 }
 
 /** The hint for an error the lower layers raised, by its code and wire facts; undefined for none. */
@@ -103,7 +119,7 @@ function hintByCode(error: MmauthError, context: FailureContext): string | undef
     case 'port_in_use':
       return context.command === 'emulator'
         ? 'pass --port with another port, or --port 0 for a free one'
-        : 'pass --redirect-uri with another port, e.g. http://127.0.0.1:8976/callback';
+        : 'omit --redirect-uri to let mmauth pick a free port (the server accepts any port on 127.0.0.1), or pass another port';
     case 'port_not_allowed':
       return 'pass --redirect-uri with a port above 1023';
     case 'callback_timeout':
@@ -111,7 +127,9 @@ function hintByCode(error: MmauthError, context: FailureContext): string | undef
     case 'request_timeout':
       return 'the server is slow or unreachable; raise --timeout SECONDS or try again';
     case 'tls_failure':
-      return 'if the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (PEM)';
+      return details.reason === 'not_tls'
+        ? 'use http:// if the server is plain http on loopback, or the port that serves https'
+        : 'if the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (PEM)';
     case 'connection_failed':
       return 'check --base-url and that the server is running';
     case 'response_too_large':
@@ -124,16 +142,19 @@ function hintByCode(error: MmauthError, context: FailureContext): string | undef
     case 'store_lock_failed':
       return STORE_HINT;
     case 'token_inactive':
-      return 'run `mmauth login` (or `mmauth client-credentials`) to get a new token';
+      return context.origin === undefined
+        ? `run ${firstSteps(context.profileName)} to get a new token`
+        : `run \`${nextStep(context.origin, context.profileName)}\` to get a new token`;
     case 'state_mismatch':
       return 'this redirect does not belong to the login in progress';
     case 'revocation_not_confirmed':
       return 'the server revokes only tokens of the authenticated client: check the client id and secret of this profile';
     case 'authorization_error':
     case 'token_endpoint_error':
-      return error.oauthError === undefined ? undefined : OAUTH_HINTS[error.oauthError];
+      if (error.status !== undefined && error.status >= 500) return 'try again later';
+      return oauthHint(error.oauthError, context);
     case 'revocation_error': {
-      const hint = error.oauthError === undefined ? undefined : OAUTH_HINTS[error.oauthError];
+      const hint = oauthHint(error.oauthError, context);
       return hint ?? (oauthExitCode(error.oauthError) === ExitCode.auth ? 'check the client id and secret' : undefined);
     }
     default:

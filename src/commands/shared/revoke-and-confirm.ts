@@ -4,17 +4,23 @@ import type { ClientAuthentication, ServerConfiguration } from '../../oauth/serv
 import { lookUpTokenInfo } from '../../oauth/token-info.js';
 
 /**
- * Revokes `accessToken` (RFC 7009 §2; spec §4.4) and confirms it with token info (spec §4.3, which
- * must then answer 401). Resolves true when confirmed, false when the server has no token info
- * endpoint (404: RFC 7009's reading of the 200 is taken). A public client (no secret) sends
- * `client_id` alone. Throws `revocation_error` when the server refuses, `revocation_not_confirmed`
- * when token info still accepts the token, `client_secret_required` for either without a secret.
+ * What a revocation proved: `confirmed`, token info accepted the token before and refuses it after;
+ * `unconfirmed`, the server has no token info endpoint (404; RFC 7009's reading of the 200);
+ * `already_inactive`, token info refused it before (expired or revoked): nothing live was revoked.
+ */
+export type RevocationResult = 'confirmed' | 'unconfirmed' | 'already_inactive';
+
+/**
+ * Revokes `accessToken` (RFC 7009 §2; spec §4.4) between two token info look-ups (spec §4.3). A
+ * public client (no secret) sends `client_id` alone. Throws `revocation_error` when the server
+ * refuses, `revocation_not_confirmed` when token info still accepts the token after, and
+ * `client_secret_required` for either without a secret.
  */
 export async function revokeAndConfirm(
   server: ServerConfiguration,
   client: ClientAuthentication,
   accessToken: string,
-): Promise<boolean> {
+): Promise<RevocationResult> {
   try {
     return await revokeThenLook(server, client, accessToken);
   } catch (error) {
@@ -42,23 +48,30 @@ function secretRequired(cause: unknown): MmauthError {
   );
 }
 
+/** Whether token info accepts the token; undefined when the server has no token info endpoint (404). */
+async function isActiveOrUnknown(server: ServerConfiguration, accessToken: string): Promise<boolean | undefined> {
+  try {
+    return (await lookUpTokenInfo(server, accessToken)).isActive;
+  } catch (error) {
+    if (hasErrorCode(error, 'unexpected_status') && error.status === 404) return undefined;
+    throw error;
+  }
+}
+
 async function revokeThenLook(
   server: ServerConfiguration,
   client: ClientAuthentication,
   accessToken: string,
-): Promise<boolean> {
+): Promise<RevocationResult> {
+  const wasActive = await isActiveOrUnknown(server, accessToken);
   await requestRevocation(server, client, accessToken);
-  let isActive: boolean;
-  try {
-    isActive = (await lookUpTokenInfo(server, accessToken)).isActive;
-  } catch (error) {
-    if (hasErrorCode(error, 'unexpected_status') && error.status === 404) return false;
-    throw error;
-  }
+  if (wasActive === false) return 'already_inactive';
+  const isActive = await isActiveOrUnknown(server, accessToken);
+  if (isActive === undefined) return 'unconfirmed';
   if (isActive) {
     const message =
       'the token was NOT revoked: the revoke endpoint answered 200 but token info still accepts the token';
     throw new MmauthError('revocation_not_confirmed', message);
   }
-  return true;
+  return 'confirmed';
 }

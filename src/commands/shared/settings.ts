@@ -19,8 +19,11 @@ export function pickSetting(
   return undefined;
 }
 
-/** The selected profile's name: --profile > MMAUTH_PROFILE > `default`. Throws `invalid_profile_name`. */
+/** The selected profile's name: --profile > MMAUTH_PROFILE > `default`. Throws `invalid_profile_name` (an empty --profile too). */
 export function resolveProfileName(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (flag !== undefined && flag.trim() === '') {
+    throw new MmauthError('invalid_profile_name', 'the profile name is empty', { hint: 'name one: --profile NAME' });
+  }
   return assertProfileName(pickSetting(flag, env.MMAUTH_PROFILE, undefined) ?? 'default');
 }
 

@@ -4,6 +4,8 @@ import type { ServerConfiguration } from '../../oauth/server-configuration.js';
 import type { Profile } from '../../store/profile.js';
 import type { ProfileStore } from '../../store/profile-store.js';
 import type { CommonOptions } from './options.js';
+import { MmauthError } from '../../errors.js';
+import { firstSteps } from './next-step.js';
 import { isVerbose, requireBaseUrl, resolveProfileName } from './settings.js';
 
 /** The selected profile and the store it lives in. */
@@ -28,12 +30,31 @@ export async function openLocalTarget(options: { profile?: string }, ctx: AppCon
 }
 
 /**
+ * The selected profile, which must exist: throws `unknown_profile` (exit 4: not logged in) naming
+ * it and listing the profiles there are.
+ */
+export function requireProfile(local: LocalTarget): Profile {
+  if (local.profile !== undefined) return local.profile;
+  const known = local.store.list().map(({ name }) => `"${name}"`);
+  const list = known.length === 0 ? 'there are no profiles yet' : `known profiles: ${known.join(', ')}`;
+  throw new MmauthError('unknown_profile', `not logged in: there is no profile "${local.profileName}"; ${list}`, {
+    hint: `check --profile / MMAUTH_PROFILE, or create it: ${firstSteps(local.profileName)}`,
+  });
+}
+
+/**
  * Opens the local target and resolves its server: the base URL (flag > MMAUTH_BASE_URL > profile
  * > prompt), https unless loopback, and a transport bounded by --timeout that traces with --verbose.
- * Throws `no_base_url`, `invalid_base_url`, `insecure_base_url`.
+ * With `needsStoredToken` and no MMAUTH_TOKEN, the profile must exist first (requireProfile).
+ * Throws `unknown_profile`, `no_base_url`, `invalid_base_url`, `insecure_base_url`.
  */
-export async function resolveTarget(options: CommonOptions, ctx: AppContext): Promise<Target> {
+export async function resolveTarget(
+  options: CommonOptions,
+  ctx: AppContext,
+  { needsStoredToken = false }: { needsStoredToken?: boolean } = {},
+): Promise<Target> {
   const local = await openLocalTarget(options, ctx);
+  if (needsStoredToken && !ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
   const endpoints = resolveEndpoints(await requireBaseUrl(options.baseUrl, ctx, local.profile));
   const out = await ctx.output();
   const trace = isVerbose(options, ctx.env) ? (line: string) => out.debug(line) : undefined;
