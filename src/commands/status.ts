@@ -5,15 +5,23 @@ import type { Profile } from '../store/profile.js';
 import { formatDuration, formatInstant, maskToken } from '../ui/format.js';
 import { judgeStoredToken, secondsLeft, type TokenState } from '../store/token-state.js';
 import { nextStep } from './shared/next-step.js';
-import { withLocalOptions, type LocalOptions } from './shared/options.js';
+import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './shared/options.js';
+import { checkStoredTokens, type TokenCheck } from './shared/token-check.js';
 import { resolveProfileName } from './shared/settings.js';
 
 /** Options of `mmauth status`. */
-export type StatusOptions = LocalOptions;
+export interface StatusOptions extends LocalOptions {
+  /** Ask token info about each stored token. */
+  check?: boolean;
+  /** Seconds, for --check's requests. */
+  timeout: number;
+}
 
 /** Registers `mmauth status`; the logic is runStatus. */
 export function registerStatus(program: Command, ctx: AppContext): void {
   withLocalOptions(program.command('status'))
+    .option('--check', "ask the server's token info about each stored token (active or refused)")
+    .option('--timeout <seconds>', 'bound on each --check request', parseSeconds(1, MAX_TIMER_SECONDS), 30)
     .description(
       'list every profile: base URL, client id, grant, scopes, token state, stored secret (exit 4 when the selected profile has no valid token)',
     )
@@ -22,7 +30,8 @@ export function registerStatus(program: Command, ctx: AppContext): void {
       `
 Examples:
   $ mmauth status
-  $ mmauth status --profile ci --json | jq '.profiles[] | select(.selected) | .state'`,
+  $ mmauth status --profile ci --json | jq '.profiles[] | select(.selected) | .state'
+  $ mmauth status --check`,
     )
     .action(async (options) => runStatus(options, ctx));
 }
@@ -39,25 +48,33 @@ export interface ProfileStatusJson {
   expires_in: number | null;
   expires_at: string | null;
   has_client_secret: boolean;
+  /** What token info said with --check; null when not checked. */
+  check: TokenCheck;
 }
 
-function describeState(state: TokenState, profile: Profile, nowMs: number): string {
+function describeState(state: TokenState, profile: Profile, nowMs: number, check: TokenCheck): string {
   const token = profile.token;
+  const verdict =
+    check === 'active'
+      ? 'active (token info accepts it)'
+      : check === 'refused'
+        ? 'refused by token info (revoked or invalid)'
+        : 'valid (by its expiry; not checked)';
   switch (state) {
     case 'none':
       return 'none';
     case 'expired':
       return `expired at ${formatInstant(Date.parse(token?.expiresAt ?? ''))}`;
     case 'no_expiry':
-      return 'valid, no expiry';
+      return `${verdict}, no expiry`;
     case 'valid':
-      return `valid, ${formatDuration(token === undefined ? 0 : (secondsLeft(token, nowMs) ?? 0))} left (until ${formatInstant(Date.parse(token?.expiresAt ?? ''))})`;
+      return `${verdict}, ${formatDuration(token === undefined ? 0 : (secondsLeft(token, nowMs) ?? 0))} left (until ${formatInstant(Date.parse(token?.expiresAt ?? ''))})`;
   }
 }
 
 /**
  * Lists every stored profile (the selected one marked) and the config file path, from the store
- * alone (no network; `mmauth info` asks the server). --json prints
+ * alone, or with `check` asking token info about each token (checkStoredTokens). --json prints
  * `{config_file, selected, profiles: ProfileStatusJson[]}`. Throws `not_logged_in` or `token_expired` after
  * printing when the selected profile has no valid token (none or expired).
  */
@@ -67,12 +84,19 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
   const store = await ctx.openStore();
   const nowMs = ctx.nowMs();
   const profiles = store.list();
-  const rows = profiles.map(({ name, profile }) => ({ name, profile, state: judgeStoredToken(profile.token, nowMs) }));
+  const checks =
+    options.check === true ? await checkStoredTokens(profiles, options.timeout, ctx) : new Map<string, TokenCheck>();
+  const rows = profiles.map(({ name, profile }) => ({
+    name,
+    profile,
+    state: judgeStoredToken(profile.token, nowMs),
+    check: checks.get(name) ?? null,
+  }));
   if (options.json === true) {
     out.json({
       config_file: store.path,
       selected,
-      profiles: rows.map(({ name, profile, state }): ProfileStatusJson => {
+      profiles: rows.map(({ name, profile, state, check }): ProfileStatusJson => {
         const token = profile.token;
         return {
           name,
@@ -85,6 +109,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
           expires_in: token === undefined ? null : (secondsLeft(token, nowMs) ?? null),
           expires_at: token?.expiresAt === undefined ? null : formatInstant(Date.parse(token.expiresAt)),
           has_client_secret: profile.clientSecret !== undefined,
+          check,
         };
       }),
     });
@@ -93,7 +118,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
   if (rows.length === 0) {
     out.info('No profiles yet.');
   }
-  for (const { name, profile, state } of rows) {
+  for (const { name, profile, state, check } of rows) {
     out.info('');
     out.info(`${name === selected ? '▸' : ' '} ${name}${name === selected ? ' (selected)' : ''}`);
     out.field('base URL', profile.baseUrl ?? '(not set)');
@@ -104,11 +129,20 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
       'token',
       state === 'none'
         ? 'none'
-        : `${describeState(state, profile, nowMs)}   ${maskToken(profile.token?.accessToken ?? '')}`,
+        : `${describeState(state, profile, nowMs, check)}   ${maskToken(profile.token?.accessToken ?? '')}`,
     );
     out.field('client secret', profile.clientSecret === undefined ? 'not stored' : 'stored');
   }
   const current = rows.find((row) => row.name === selected);
+  if (current?.check === 'refused') {
+    throw new MmauthError(
+      'token_inactive',
+      `the token of the selected profile "${selected}" is refused by token info`,
+      {
+        hint: `run \`${nextStep(current.profile.lastGrant, selected)}\``,
+      },
+    );
+  }
   if (current === undefined || (current.state !== 'valid' && current.state !== 'no_expiry')) {
     const what =
       current === undefined ? 'does not exist' : current.state === 'none' ? 'has no token' : 'has an expired token';

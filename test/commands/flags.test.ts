@@ -33,7 +33,7 @@ describe('flags → options', () => {
     [['token'], { minTtl: 0 }],
     [['token', '--min-ttl', '300', '--profile', 'ci', '--json'], { minTtl: 300, profile: 'ci', json: true }],
     [['header', '--verbose'], { minTtl: 0, verbose: true }],
-    [['status', '--profile', 'x'], { profile: 'x' }],
+    [['status', '--profile', 'x'], { profile: 'x', timeout: 30 }],
     [['info'], { timeout: 30 }],
     [['info', '--base-url', 'https://a.example', '--timeout', '7'], { baseUrl: 'https://a.example', timeout: 7 }],
     [

@@ -37,7 +37,7 @@ function threeProfiles() {
 describe('runStatus (in-process, fixed clock)', () => {
   it('lists every profile for people, sorted, with the state by the fixed clock', async () => {
     const ctx = threeProfiles();
-    await runStatus({}, ctx);
+    await runStatus({ timeout: 5 }, ctx);
     expect(ctx.stdout.text()).toBe('');
     expect(ctx.stderr.text().replaceAll(ctx.configDir, '<dir>')).toMatchInlineSnapshot(`
       "Config file: <dir>/config.json
@@ -55,7 +55,7 @@ describe('runStatus (in-process, fixed clock)', () => {
         client id:     app
         grant:         authorization_code
         scopes:        service
-        token:         valid, 1h 59m left (until 2026-11-23T13:59:59Z)   AAAA…AAAA
+        token:         valid (by its expiry; not checked), 1h 59m left (until 2026-11-23T13:59:59Z)   AAAA…AAAA
         client secret: stored
 
         pat
@@ -63,7 +63,7 @@ describe('runStatus (in-process, fixed clock)', () => {
         client id:     (not set)
         grant:         personal
         scopes:        service
-        token:         valid, no expiry   CCCC…CCCC
+        token:         valid (by its expiry; not checked), no expiry   CCCC…CCCC
         client secret: not stored
       "
     `);
@@ -71,7 +71,7 @@ describe('runStatus (in-process, fixed clock)', () => {
 
   it('--json: one document with every profile; never the secret or the token', async () => {
     const ctx = threeProfiles();
-    await runStatus({ json: true, profile: 'pat' }, ctx);
+    await runStatus({ json: true, profile: 'pat', timeout: 5 }, ctx);
     const json = JSON.parse(ctx.stdout.text());
     expect(json.selected).toBe('pat');
     expect(
@@ -98,7 +98,7 @@ describe('runStatus (in-process, fixed clock)', () => {
     ['nosuch', 'not_logged_in', 'the selected profile "nosuch" does not exist', 'run `mmauth login --profile nosuch`'],
   ])('exit 4 after printing when the selected profile %s has no valid token', async (profile, code, message, hint) => {
     const ctx = threeProfiles();
-    const error = await rejectedBy(() => runStatus({ profile }, ctx));
+    const error = await rejectedBy(() => runStatus({ profile, timeout: 5 }, ctx));
     expect(failureOf(error)).toEqual({ code, exitCode: 4, message });
     expect(error.hint).toBe(hint);
     expect(ctx.stderr.text()).toContain('Config file:');

@@ -57,8 +57,8 @@ describe('mmauth status over several profiles', () => {
     expect(human.stdout).toBe('');
     expect(human.stderr).toContain(`Config file: ${join(configDir, 'config.json')}`);
     expect(human.stderr).toMatch(/▸ pat \(selected\)/);
-    expect(human.stderr).toMatch(/token:\s+valid, \d+h( \d+m)? left \(until /);
-    expect(human.stderr).toMatch(/token:\s+valid, no expiry/);
+    expect(human.stderr).toMatch(/token:\s+valid \(by its expiry; not checked\), \d+h( \d+m)? left \(until /);
+    expect(human.stderr).toMatch(/token:\s+valid \(by its expiry; not checked\), no expiry/);
     expect(human.stderr).not.toContain(emulator.personalAccessToken);
 
     // The default profile does not exist: exit 4, but the listing is still printed.
@@ -77,5 +77,33 @@ describe('mmauth status over several profiles', () => {
     expect(result.code).toBe(4);
     expect(JSON.parse(result.stdout).profiles[0]).toMatchObject({ state: 'expired', expires_in: 0 });
     expect(result.stderr).toContain('has an expired token');
+  });
+});
+
+describe('mmauth status --check', () => {
+  it('asks token info about each stored token: active, or refused once revoked on the server (exit 4 for the selected one)', async () => {
+    const emulator = await startTestEmulator();
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir);
+    expect((await runCli(['client-credentials', '--profile', 'a'], { env })).code).toBe(0);
+    expect((await runCli(['client-credentials', '--profile', 'b'], { env })).code).toBe(0);
+    const plain = await runCli(['status', '--profile', 'a', '--json'], { env });
+    expect(JSON.parse(plain.stdout).profiles.map((p: { check: unknown }) => p.check)).toEqual([null, null]);
+    expect(emulator.requests.filter((r) => r.url === '/oauth2/token/info')).toHaveLength(0);
+
+    const tokenB = (await runCli(['token', '--profile', 'b'], { env })).stdout.trim();
+    emulator.state.revokeToken(tokenB);
+    const checked = await runCli(['status', '--check', '--profile', 'a', '--json'], { env });
+    expect(checked.code).toBe(0);
+    expect(JSON.parse(checked.stdout).profiles.map((p: { name: string; check: unknown }) => [p.name, p.check])).toEqual(
+      [
+        ['a', 'active'],
+        ['b', 'refused'],
+      ],
+    );
+    const human = await runCli(['status', '--check', '--profile', 'b'], { env });
+    expect(human.code).toBe(4);
+    expect(human.stderr).toMatch(/token:\s+active \(token info accepts it\)/);
+    expect(human.stderr).toMatch(/token:\s+refused by token info/);
   });
 });

@@ -1,0 +1,36 @@
+import type { AppContext } from '../../context.js';
+import { resolveEndpoints } from '../../oauth/endpoints.js';
+import { lookUpTokenInfo } from '../../oauth/token-info.js';
+import type { Profile } from '../../store/profile.js';
+import { assertCredentialOrigin } from './credential-origin.js';
+import { pickSetting } from './settings.js';
+
+/** What token info said of a stored token: `active`, `refused` (401), or null when not asked. */
+export type TokenCheck = 'active' | 'refused' | null;
+
+/**
+ * Asks token info (spec §4.3) about each profile's stored token, at that profile's own base URL
+ * (a MMAUTH_BASE_URL of another origin is refused first: `base_url_mismatch`), each request
+ * bounded by `timeoutSeconds`. Profiles without a token or base URL get null. Throws network and
+ * malformed-answer errors.
+ */
+export async function checkStoredTokens(
+  profiles: ReadonlyArray<{ name: string; profile: Profile }>,
+  timeoutSeconds: number,
+  ctx: AppContext,
+): Promise<Map<string, TokenCheck>> {
+  const checks = new Map<string, TokenCheck>();
+  const fetch = ctx.http(timeoutSeconds * 1000).fetch;
+  const fromEnv = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
+  for (const { name, profile } of profiles) {
+    if (profile.token === undefined || profile.baseUrl === undefined) {
+      checks.set(name, null);
+      continue;
+    }
+    assertCredentialOrigin(name, profile, fromEnv);
+    const endpoints = resolveEndpoints(profile.baseUrl);
+    const result = await lookUpTokenInfo({ endpoints, fetch }, profile.token.accessToken);
+    checks.set(name, result.isActive ? 'active' : 'refused');
+  }
+  return checks;
+}
