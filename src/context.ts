@@ -7,6 +7,7 @@ import { openProfileStore, type ProfileStore } from './store/profile-store.js';
 import { createFdWriter, type Writer } from './ui/fd-writer.js';
 import { createOutput, type Output } from './ui/output.js';
 import { createPrompter, type Prompter } from './ui/prompts.js';
+import { sanitizeForTerminal } from './ui/sanitize.js';
 import { readCappedBody } from './util/read-capped-body.js';
 
 /** Every side effect a command may have, built once in cli.ts; tests build their own. */
@@ -79,7 +80,11 @@ export function createContext(proc: ProcessLike, signal: AbortSignal, version = 
     nowMs: () => Date.now(),
     output: () => (output ??= createOutput({ stdout, stderr }, proc.env)),
     prompter: createPrompter(proc),
-    openStore: () => (store ??= openProfileStore({ configDir: proc.env.MMAUTH_CONFIG_DIR || undefined })),
+    openStore: () =>
+      (store ??= openProfileStore({
+        configDir: proc.env.MMAUTH_CONFIG_DIR || undefined,
+        onWarning: (message) => stderr.write(`! ${sanitizeForTerminal(message)}\n`),
+      })),
     http: (timeoutMs, trace) =>
       createHttpClient({
         timeoutMs,

@@ -52,6 +52,7 @@ export const ERROR_CODES = [
   'store_malformed',
   'store_write_failed',
   'store_lock_failed',
+  'store_insecure',
   'listener_failed',
   'unexpected',
   // Ctrl-C (exit 130).

@@ -3,6 +3,8 @@ import { dirname, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import { MmauthError, type ErrorCode } from '../errors.js';
 import { isRecord } from '../util/is-record.js';
+import { lockConfig } from './config-lock.js';
+import { assertSafePath } from './path-safety.js';
 import { emptyProfile, parseProfile, ProfileFormatError, serializeProfile, type Profile } from './profile.js';
 
 /** Profiles on disk: one JSON file (mode 0600) in a directory of its own (mode 0700). */
@@ -32,6 +34,8 @@ function storeError(code: Extract<ErrorCode, `store_${string}`>, message: string
 export interface StoreLocation {
   /** MMAUTH_CONFIG_DIR when set. */
   configDir: string | undefined;
+  /** Told, for people, what the store notices but does not fail on (a loose mode, a lock being waited for). */
+  onWarning?: (message: string) => void;
 }
 
 /** The config file's absolute path: `config.json` in MMAUTH_CONFIG_DIR, else where conf puts it (env-paths). */
@@ -48,6 +52,18 @@ function configFilePath(location: StoreLocation): string {
  */
 export async function openProfileStore(location: StoreLocation): Promise<ProfileStore> {
   const path = configFilePath(location);
+  const warn = location.onWarning ?? (() => undefined);
+  let isLooseModeSaid = false;
+  /** The directory and the file must be this user's and not writable by others; a readable file is said once. */
+  const checkPaths = () => {
+    assertSafePath(dirname(path), 'directory');
+    const mode = assertSafePath(path, 'file');
+    if (mode !== undefined && (mode & 0o077) !== 0 && !isLooseModeSaid) {
+      isLooseModeSaid = true;
+      const octal = mode.toString(8).padStart(4, '0');
+      warn(`config file ${path} is readable by others (mode ${octal}); mmauth makes it 0600 at its next write`);
+    }
+  };
   const secureDirectory = () => {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     chmodSync(dirname(path), 0o700);
@@ -55,6 +71,7 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
 
   // Profile names are data, never object keys: `__proto__` or `constructor` is a name like any other.
   const readAll = (): Map<string, unknown> => {
+    checkPaths();
     let store: unknown;
     try {
       store = JSON.parse(readFileSync(path, 'utf8'));
@@ -108,8 +125,9 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
         clearInvalidConfig: false,
         watch: false,
       });
-      // conf writes a temporary file and renames it over config.json: a reader never sees half a file.
-      conf.set('profiles', profiles);
+      // conf writes a temporary file and renames it over config.json, so a reader never sees half a
+      // file, except under SNAP, where it writes in place: the write must be atomic everywhere.
+      withoutSnap(() => conf.set('profiles', profiles));
       chmodSync(path, 0o600);
     } catch (error) {
       throw storeError(
@@ -133,24 +151,9 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
         .map(([name, raw]) => ({ name, profile: parse(name, raw) }));
     },
     async update(name, change) {
+      checkPaths();
       secureDirectory();
-      const { lock } = await import('proper-lockfile');
-      let release: () => Promise<void>;
-      try {
-        // A lock older than 10 s is stale (its holder died); retries span about 10 s in all.
-        release = await lock(path, {
-          realpath: false,
-          stale: 10_000,
-          update: 2_000,
-          retries: { retries: 60, factor: 1.2, minTimeout: 10, maxTimeout: 300, randomize: true },
-        });
-      } catch (error) {
-        throw storeError(
-          'store_lock_failed',
-          `cannot lock config file ${path} (${error instanceof Error ? error.message : String(error)})`,
-          error,
-        );
-      }
+      const release = await lockConfig(path, warn);
       try {
         return await writeProfile(name, change);
       } finally {
@@ -158,6 +161,17 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       }
     },
   };
+}
+
+/** Runs `write` with SNAP unset: conf falls back to a non-atomic write when it is set. */
+function withoutSnap(write: () => void): void {
+  const snap = process.env.SNAP;
+  delete process.env.SNAP;
+  try {
+    write();
+  } finally {
+    if (snap !== undefined) process.env.SNAP = snap;
+  }
 }
 
 function isMissing(error: unknown): boolean {

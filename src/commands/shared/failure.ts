@@ -82,6 +82,7 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   store_malformed: ExitCode.failure,
   store_write_failed: ExitCode.failure,
   store_lock_failed: ExitCode.failure,
+  store_insecure: ExitCode.failure,
   listener_failed: ExitCode.failure,
   unexpected: ExitCode.failure,
   interrupted: ExitCode.interrupted,
@@ -136,10 +137,13 @@ function hintByCode(error: MmauthError, context: FailureContext): string | undef
       return 'no OAuth answer is that large: check --base-url';
     case 'unexpected_status':
       return statusHint(error.status);
+    case 'store_insecure':
+      return 'make it yours and private (chown to this user; chmod 700 the directory, 600 the file; no links), or set MMAUTH_CONFIG_DIR to a directory of your own';
+    case 'store_lock_failed':
+      return details.lock === undefined ? STORE_HINT : `if no mmauth is running, remove ${details.lock}`;
     case 'store_unreadable':
     case 'store_malformed':
     case 'store_write_failed':
-    case 'store_lock_failed':
       return STORE_HINT;
     case 'token_inactive':
       return context.origin === undefined

@@ -1,0 +1,100 @@
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { MmauthError } from '../errors.js';
+import { assertSafePath } from './path-safety.js';
+
+/** How long a waiter stays silent before it says who holds the lock, in ms. */
+const QUIET_WAIT_MS = 1_000;
+
+/** Beside the lock (never inside: proper-lockfile removes a stale lock with rmdir), the holder's pid. */
+function pidFileOf(lockPath: string): string {
+  return `${lockPath}.pid`;
+}
+
+/** Whether process `pid` is alive (signal 0 tests without signalling). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return typeof error === 'object' && error !== null && 'code' in error && error.code === 'EPERM';
+  }
+}
+
+/** Who holds a lock, for people: `held by pid N`, `left by pid N, which is gone`, or nothing known. */
+function holderOf(lockPath: string): string | undefined {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(pidFileOf(lockPath), 'utf8').trim());
+  } catch {
+    return undefined;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  return isAlive(pid) ? `held by pid ${pid}` : `left by pid ${pid}, which is gone (taken over once 10 s old)`;
+}
+
+function isFromTheFuture(lockPath: string): boolean {
+  try {
+    return statSync(lockPath).mtimeMs > Date.now() + 60_000;
+  } catch {
+    return false;
+  }
+}
+
+/** Why a lock could not be had, in words that say what to do about the lock itself. */
+function describeLockFailure(lockPath: string, error: unknown, nowMs: number): MmauthError {
+  let why = error instanceof Error ? error.message : String(error);
+  try {
+    const mtimeMs = statSync(lockPath).mtimeMs;
+    if (mtimeMs > nowMs + 60_000) {
+      why = `has a time in the future (${new Date(mtimeMs).toISOString()}), so it never goes stale`;
+    } else {
+      why = `is ${holderOf(lockPath) ?? 'held by another mmauth'}`;
+    }
+  } catch {
+    // The lock vanished meanwhile: report the original failure.
+  }
+  return new MmauthError('store_lock_failed', `cannot lock the config: ${lockPath} ${why}`, {
+    cause: error,
+    details: { lock: lockPath },
+  });
+}
+
+/**
+ * Takes the config file's exclusive lock (`<path>.lock`, proper-lockfile; stale after 10 s, retried
+ * for about 10 s), saying through `onWait` who holds it once a second has passed, and records this
+ * process's pid beside it. Resolves with the release function. Throws `store_insecure` for a lock that
+ * is a symbolic link, `store_lock_failed` naming the lock and why.
+ */
+export async function lockConfig(path: string, onWait: (message: string) => void): Promise<() => Promise<void>> {
+  const lockPath = `${path}.lock`;
+  assertSafePath(lockPath, 'lock');
+  // A lock from the future never goes stale: waiting for it would only postpone the same failure.
+  if (isFromTheFuture(lockPath)) throw describeLockFailure(lockPath, new Error('lock from the future'), Date.now());
+  const { lock } = await import('proper-lockfile');
+  const notice = setTimeout(() => {
+    const holder = holderOf(lockPath);
+    onWait(`waiting for the config lock ${lockPath}${holder === undefined ? '' : ` (${holder})`}`);
+  }, QUIET_WAIT_MS);
+  try {
+    const release = await lock(path, {
+      realpath: false,
+      stale: 10_000,
+      update: 2_000,
+      retries: { retries: 60, factor: 1.2, minTimeout: 10, maxTimeout: 300, randomize: true },
+    });
+    const pidFile = pidFileOf(lockPath);
+    try {
+      writeFileSync(pidFile, String(process.pid), { mode: 0o600 });
+    } catch {
+      // The pid only makes a waiter's message more useful.
+    }
+    return async () => {
+      rmSync(pidFile, { force: true });
+      await release();
+    };
+  } catch (error) {
+    throw describeLockFailure(lockPath, error, Date.now());
+  } finally {
+    clearTimeout(notice);
+  }
+}
