@@ -64,6 +64,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   const listener = await startCallbackServer({
     port: redirect?.port ?? 0,
     path: redirect?.path ?? '/callback',
+    isLocalhost: redirect?.isLocalhost === true,
     isFragmentRelay: isImplicit,
   });
   const pasted = options.clientSecretStdin === true ? undefined : readPastedLines(ctx.stdin);

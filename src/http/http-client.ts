@@ -3,6 +3,7 @@ import type { HttpClient, HttpFetch, Transport } from './http-types.js';
 import { describeNetworkFailure } from './network-failure.js';
 import { createNodeTransport } from './node-transport.js';
 import { hasProxy, loadProxyTransport, proxySettings } from './proxy-transport.js';
+import { requestHeaders } from './read-body.js';
 import { SecretScrubber } from './redact.js';
 import { traceRequest, traceResponse } from './trace.js';
 
@@ -47,7 +48,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     const headers = Object.fromEntries(
       Object.entries(given.headers ?? {}).filter(([name]) => name.toLowerCase() !== 'user-agent'),
     );
-    const init = { ...given, headers: { ...headers, 'user-agent': userAgent } };
+    // The header fields as sent (the form content type the transport adds included), so the trace shows them.
+    const init = { ...given, headers: requestHeaders({ ...headers, 'user-agent': userAgent }, given.body) };
     const signals = [AbortSignal.timeout(options.timeoutMs), init.signal, options.interrupt].filter(
       (s): s is AbortSignal => s !== undefined,
     );

@@ -40,6 +40,11 @@ export function describeNetworkFailure(
       details,
     });
   }
+  if (code.startsWith('HPE_')) {
+    // Node's HTTP parser: an answer came, but it is not HTTP. The server's fault, not the network's.
+    const message = `${label}: the answer is not valid HTTP (${code})`;
+    return new MmauthError('malformed_response', message, { cause: error, details });
+  }
   if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || /wrong version number/i.test(causeMessage)) {
     const message = `${label}: the server there does not speak TLS (its answer is not a TLS handshake; plain http?)`;
     return new MmauthError('tls_failure', message, { cause: error, details: { ...details, reason: 'not_tls' } });

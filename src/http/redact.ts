@@ -9,45 +9,90 @@ import { decodeBasicCredentials } from '../util/basic-auth.js';
 /** What replaces a secret in the trace. */
 export const REDACTED = '[redacted]';
 
-/** Parameter and JSON field names whose values are secrets (RFC 6749, RFC 7636, RFC 7009). */
+/**
+ * Field names whose values are secrets (RFC 6749, RFC 7636, RFC 7009), compared without case,
+ * `_` or `-`, so `access_token`, `accessToken` and `Access-Token` are one name.
+ */
 const SECRET_FIELDS = new Set([
-  'access_token',
-  'refresh_token',
-  'id_token',
+  'accesstoken',
+  'refreshtoken',
+  'idtoken',
   'token',
   'code',
-  'client_secret',
-  'code_verifier',
+  'clientsecret',
+  'codeverifier',
   'password',
   'assertion',
-  'client_assertion',
+  'clientassertion',
+  'apikey',
+  'secret',
 ]);
+
+/** Whether a parameter or field name carries a secret. */
+function isSecretField(name: string): boolean {
+  return SECRET_FIELDS.has(name.toLowerCase().replace(/[-_]/g, ''));
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * A pattern matching `secret` in any of the encodings a server might echo it in: each character
+ * raw, %-encoded in either case, `+` for a space, or a JSON `\u` escape.
+ */
+function encodedForms(secret: string): RegExp {
+  const parts = [...secret].map((char) => {
+    const code = char.codePointAt(0) ?? 0;
+    const alternatives = [escapeRegExp(char)];
+    for (const byte of Buffer.from(char)) alternatives.push(`%${byte.toString(16).padStart(2, '0')}`);
+    if (code <= 0xffff) alternatives.push(`\\\\u${code.toString(16).padStart(4, '0')}`);
+    if (char === ' ') alternatives.push('\\+');
+    if (char === '/') alternatives.push('\\\\/');
+    return `(?:${alternatives.join('|')})`;
+  });
+  return new RegExp(parts.join(''), 'gi');
+}
 
 /** Secret values seen in this process, so that they can be scrubbed from anything printed. */
 export class SecretScrubber {
-  readonly #secrets = new Set<string>();
+  readonly #patterns = new Map<string, RegExp[]>();
 
   /** Remembers `value` as a secret (values shorter than 6 characters are too common to scrub). */
   remember(value: string | undefined | null): void {
-    if (value !== undefined && value !== null && value.length >= 6) {
-      this.#secrets.add(value);
-    }
+    if (value === undefined || value === null || value.length < 6 || this.#patterns.has(value)) return;
+    const base64 = Buffer.from(value).toString('base64');
+    const base64Url = Buffer.from(value).toString('base64url');
+    const base64Forms = [...new Set([base64, base64.replace(/=+$/, ''), base64Url])];
+    this.#patterns.set(value, [encodedForms(value), ...base64Forms.map((form) => new RegExp(escapeRegExp(form), 'g'))]);
   }
 
-  /** `text` with every remembered secret, raw or percent-encoded, replaced by REDACTED. */
+  /**
+   * `text` with every remembered secret replaced by REDACTED: raw, %-encoded (either case), form-
+   * encoded, JSON-escaped, or in Base64 (a Basic credential's whole `id:secret` is remembered too).
+   */
   scrub(text: string): string {
     let result = text;
-    for (const secret of this.#secrets) {
-      for (const form of new Set([
-        secret,
-        encodeURIComponent(secret),
-        new URLSearchParams({ s: secret }).toString().slice(2),
-      ])) {
-        result = result.split(form).join(REDACTED);
-      }
+    for (const patterns of this.#patterns.values()) {
+      for (const pattern of patterns) result = result.replace(pattern, REDACTED);
     }
     return result;
   }
+}
+
+/**
+ * Redacts `name: "value"`, `"name":"value"` and `name=value` pairs of secret fields wherever they
+ * stand, for bodies that are neither valid JSON nor declared as a form (malformed JSON, text/plain).
+ */
+export function redactLooseFields(text: string, scrubber: SecretScrubber): string {
+  return text.replace(
+    /(["']?)([A-Za-z][\w-]*)\1(\s*[:=]\s*)("((?:[^"\\]|\\.)*)"|([^\s"&,;}\]]+))/g,
+    (match, quote: string, name: string, separator: string, _value: string, quoted?: string, bare?: string) => {
+      if (!isSecretField(name) || (quoted ?? bare ?? '').startsWith('[redacted')) return match;
+      scrubber.remember(quoted ?? bare);
+      return `${quote}${name}${quote}${separator}${quoted === undefined ? REDACTED : `"${REDACTED}"`}`;
+    },
+  );
 }
 
 /** Redacts secret fields of a form-encoded string (`a=1&code=…`), remembering their values. */
@@ -55,7 +100,7 @@ export function redactForm(text: string, scrubber: SecretScrubber): string {
   const params = new URLSearchParams(text);
   let isChanged = false;
   for (const [key, value] of [...params]) {
-    if (SECRET_FIELDS.has(key)) {
+    if (isSecretField(key)) {
       scrubber.remember(value);
       params.set(key, REDACTED);
       isChanged = true;
@@ -95,7 +140,7 @@ export function redactJson(text: string, scrubber: SecretScrubber): string {
     if (typeof node === 'object' && node !== null) {
       return Object.fromEntries(
         Object.entries(node).map(([key, inner]) => {
-          if (SECRET_FIELDS.has(key) && (typeof inner === 'string' || typeof inner === 'number')) {
+          if (isSecretField(key) && (typeof inner === 'string' || typeof inner === 'number')) {
             scrubber.remember(String(inner));
             return [key, REDACTED];
           }
@@ -125,14 +170,17 @@ export function redactHeader(name: string, value: string, scrubber: SecretScrubb
   return value;
 }
 
-/** Redacts a body by its content type: form, JSON, else text scrubbed of known secrets. */
+/**
+ * Redacts a body whatever its declared type: as a form when it is one, as JSON when it parses,
+ * then secret fields wherever they stand (redactLooseFields), then every known secret value.
+ */
 export function redactBody(text: string, contentType: string | undefined, scrubber: SecretScrubber): string {
   const type = (contentType ?? '').toLowerCase();
   let result = text;
-  if (type.includes('application/x-www-form-urlencoded')) {
+  if (type.includes('application/x-www-form-urlencoded') || /^[\w.~%-]+=[^\s]*$/.test(text.trim())) {
     result = redactForm(text, scrubber);
-  } else if (type.includes('json') || /^\s*[[{]/.test(text)) {
+  } else if (/^\s*[[{]/.test(text)) {
     result = redactJson(text, scrubber);
   }
-  return scrubber.scrub(result);
+  return scrubber.scrub(redactLooseFields(result, scrubber));
 }

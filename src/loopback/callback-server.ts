@@ -14,11 +14,16 @@ export interface CallbackServerOptions {
   path: string;
   /** Implicit flow: serve the fragment relay page at the path and take its same-origin POST. */
   isFragmentRelay?: boolean;
+  /**
+   * A `localhost` redirect URI: listen on [::1] as well as 127.0.0.1 (same port), so that no other
+   * local user can take the address a browser tries first (RFC 8252 §8.3). Needs a fixed `port`.
+   */
+  isLocalhost?: boolean;
 }
 
 /** A loopback HTTP listener serving as redirect URI (RFC 8252 §7.3, §8.3). */
 export interface CallbackServer {
-  /** `http://127.0.0.1:PORT/path`. */
+  /** `http://127.0.0.1:PORT/path`, or `http://localhost:PORT/path` with `isLocalhost`. */
   readonly redirectUri: string;
   readonly port: number;
   /**
@@ -51,7 +56,7 @@ const ALREADY_HANDLED: CallbackPage = {
 };
 
 /**
- * Starts the listener on 127.0.0.1 only (never 0.0.0.0). Requests other than `GET path` (and the
+ * Starts the listener on 127.0.0.1 only (and [::1] for `isLocalhost`; never 0.0.0.0). Requests other than `GET path` (and the
  * relay POST) are answered 404/405; a Host header other than `127.0.0.1:PORT` or `localhost:PORT`
  * is refused (DNS rebinding). Throws `port_in_use`, `port_not_allowed` or `listener_failed`.
  */
@@ -128,24 +133,39 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
     deliver(url, (status, page) => respondPage(res, status, page));
   };
 
-  const server = createServer(handle);
-  server.requestTimeout = 10_000;
-  server.headersTimeout = 10_000;
-  await listenOnLoopback(server, options.port);
-  const port = (server.address() as AddressInfo).port;
-  redirectUri = `http://127.0.0.1:${port}${options.path}`;
-  allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
-  allowedOrigins = new Set([...allowedHosts].map((host) => `http://${host}`));
-
+  const primary = createServer(handle);
+  const secondary = options.isLocalhost === true ? createServer(handle) : undefined;
+  const servers = secondary === undefined ? [primary] : [primary, secondary];
+  for (const server of servers) {
+    server.requestTimeout = 10_000;
+    server.headersTimeout = 10_000;
+  }
   let closing: Promise<void> | undefined;
   const close = () =>
-    (closing ??= new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-      // Browsers open spare connections (preconnect) that carry no request and never go idle in
-      // Node's sense; the last page has been written by now, so cut whatever is left.
-      setTimeout(() => server.closeAllConnections(), 250).unref();
-    }));
+    (closing ??= Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            if (!server.listening) return resolve();
+            server.close(() => resolve());
+            server.closeIdleConnections();
+            // Browsers open spare connections (preconnect) that carry no request and never go idle in
+            // Node's sense; the last page has been written by now, so cut whatever is left.
+            setTimeout(() => server.closeAllConnections(), 250).unref();
+          }),
+      ),
+    ).then(() => undefined));
+  try {
+    await listenOnLoopback(primary, options.port);
+    if (secondary !== undefined) await listenOnLoopback(secondary, options.port, '::1');
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const port = (primary.address() as AddressInfo).port;
+  redirectUri = `http://${options.isLocalhost === true ? 'localhost' : '127.0.0.1'}:${port}${options.path}`;
+  allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
+  allowedOrigins = new Set([...allowedHosts].map((host) => `http://${host}`));
 
   return {
     redirectUri,

@@ -127,6 +127,8 @@ export function statusError(endpoint: string, status: number): MmauthError {
     message = `${endpoint} answered with a redirect (HTTP ${status}); mmauth does not follow redirects on OAuth endpoints`;
   } else if (status >= 500) {
     message = `${endpoint} failed on the server side (HTTP ${status})`;
+  } else if (status === 407) {
+    message = `${endpoint} could not be reached: the proxy asks for authentication (HTTP 407)`;
   } else if (status === 404) {
     message = `${endpoint} does not exist (HTTP 404)`;
   }

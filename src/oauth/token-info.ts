@@ -20,6 +20,11 @@ export async function lookUpTokenInfo(server: ServerConfiguration, accessToken: 
   });
   if (response.status === 401) return { isActive: false };
   if (response.status !== 200) throw statusError('the token info endpoint', response.status);
+  const contentType = response.headers['content-type'] ?? '';
+  if (!/^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(contentType)) {
+    const what = `its content type is "${contentType}", not application/json`;
+    throw new MmauthError('malformed_response', `the token info endpoint sent a malformed answer: ${what}`);
+  }
   return { isActive: true, info: parseTokenInfo(readJsonBody(response.body, 'the token info endpoint')) };
 }
 

@@ -11,7 +11,8 @@ export function listenOnLoopback(server: Server, port: number, host = '127.0.0.1
     const onError = (error: NodeJS.ErrnoException) => {
       const details = { port: String(port) };
       if (error.code === 'EADDRINUSE') {
-        reject(new MmauthError('port_in_use', `port ${port} on ${host} is in use`, { cause: error, details }));
+        const where = host.includes(':') ? `[${host}]` : host;
+        reject(new MmauthError('port_in_use', `port ${port} on ${where} is in use`, { cause: error, details }));
       } else if (error.code === 'EACCES') {
         reject(new MmauthError('port_not_allowed', `not allowed to listen on port ${port}`, { cause: error, details }));
       } else {

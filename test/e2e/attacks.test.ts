@@ -203,3 +203,37 @@ describe('attacks on the emulator', () => {
     expect((await fetch(`${emulator.baseUrl}/oauth2/token/info`)).status).toBe(401);
   });
 });
+
+describe('honest failures of the transport (A14)', () => {
+  it('an answer that is not HTTP is a malformed answer (exit 1), not a network failure', async () => {
+    const { createServer } = await import('node:net');
+    const server = createServer((socket) => socket.end('HTTP/1.1 200 OK\r\nBad Header Token: x\r\n\r\n{}'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const result = await runCli(['info', '--base-url', `http://127.0.0.1:${port}`], {
+        env: { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_TOKEN: 'x'.repeat(20) },
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/the answer is not valid HTTP \(HPE_/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('token info under a non-JSON content type is refused (exit 1), as at the token endpoint', async () => {
+    const server = await startHostileServer({
+      'GET /oauth2/token/info': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end(
+          JSON.stringify({ resource_owner_id: 1, scope: ['service'], expires_in_seconds: 60, application: { uid: 1 } }),
+        );
+      },
+    });
+    const result = await runCli(['info', '--base-url', server.baseUrl], {
+      env: { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_TOKEN: 'x'.repeat(20) },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('its content type is "text/plain", not application/json');
+  });
+});

@@ -175,7 +175,10 @@ describe('mmauth login (authorization code flow against the emulator)', () => {
   });
 
   it.each([
-    ['https://127.0.0.1:1/callback', /must be http:\/\/127\.0\.0\.1/],
+    [
+      'https://127.0.0.1:1/callback',
+      /must be http, got https:\/\/127\.0\.0\.1:1\/callback: the loopback redirect never leaves this machine/,
+    ],
     ['http://example.com:8976/callback', /must be http:\/\/127\.0\.0\.1/],
     ['http://127.0.0.1/callback', /explicit port/],
   ])('refuses --redirect-uri %s with exit 2', async (redirectUri, message) => {

@@ -85,5 +85,8 @@ describe('--verbose / MMAUTH_DEBUG=1: every HTTP exchange traced, no secret in i
     expect(JSON.parse(result.stdout).access_token).toBe(accessToken);
     expect(result.stderr).not.toContain(accessToken);
     expect(result.stderr).not.toContain(emulator.client.clientSecret);
+    // The header fields as sent: the form content type the transport adds, and mmauth's User-Agent.
+    expect(result.stderr).toContain('> content-type: application/x-www-form-urlencoded;charset=UTF-8');
+    expect(result.stderr).toMatch(/> user-agent: mmauth\/\d+\.\d+\.\d+/);
   });
 });

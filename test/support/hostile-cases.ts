@@ -110,7 +110,13 @@ export const CASES: Array<[string, keyof typeof ROUTE, Behaviour, number, RegExp
   ['a body that never ends', 'token', stallBody, 3, /POST .*\/oauth2\/token: no complete answer within 1 s/],
   ['a body over 1 MiB', 'token', answer(200, big), 1, /POST .*\/oauth2\/token: .*larger than 1024 KiB/],
   ['a connection reset', 'token', resetConnection, 3, /POST .*\/oauth2\/token: connection reset/],
-  ['token info: an HTML page', 'info', answer(200, '<html></html>', 'text/html'), 1, /token info endpoint.*not JSON/],
+  [
+    'token info: an HTML page',
+    'info',
+    answer(200, '<html></html>', 'text/html'),
+    1,
+    /token info endpoint.*not application\/json/,
+  ],
   ['token info: scope as a number', 'info', json({ ...GOOD_INFO, scope: 42 }), 1, /token info endpoint.*"scope"/],
   [
     'a scope with characters outside RFC 6749 §A.4',

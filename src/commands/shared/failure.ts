@@ -170,6 +170,7 @@ function statusHint(status: number | undefined): string | undefined {
   if (status === undefined) return undefined;
   if (status >= 300 && status < 400) return "check --base-url: it must be the server's own address";
   if (status >= 500) return 'try again later';
+  if (status === 407) return 'put the proxy credentials in HTTPS_PROXY / HTTP_PROXY (http://user:password@host:port)';
   return status === 404 ? 'check --base-url: the endpoints are under {base}/oauth2/' : undefined;
 }
 

@@ -5,6 +5,8 @@ export interface LoopbackRedirect {
   uri: string;
   port: number;
   path: string;
+  /** `localhost` rather than the IP literal: the listener then binds [::1] too. */
+  isLocalhost: boolean;
 }
 
 /**
@@ -18,8 +20,15 @@ export function parseLoopbackRedirectUri(value: string): LoopbackRedirect {
   } catch {
     throw new MmauthError('invalid_redirect_uri', `--redirect-uri "${value}" is not an absolute URL`);
   }
-  if (url.protocol !== 'http:' || (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost')) {
-    const message = `--redirect-uri must be http://127.0.0.1:PORT/path (the listener binds 127.0.0.1 only), got ${value}`;
+  const isLoopbackName = url.hostname === '127.0.0.1' || url.hostname === 'localhost';
+  if (url.protocol === 'https:' && isLoopbackName) {
+    const message = `--redirect-uri must be http, got ${value}: the loopback redirect never leaves this machine, and mmauth's listener has no certificate a browser would trust (RFC 8252 §7.3 uses http)`;
+    throw new MmauthError('invalid_redirect_uri', message, {
+      hint: 'e.g. --redirect-uri http://127.0.0.1:8976/callback',
+    });
+  }
+  if (url.protocol !== 'http:' || !isLoopbackName) {
+    const message = `--redirect-uri must be http://127.0.0.1:PORT/path or http://localhost:PORT/path (a loopback listener), got ${value}`;
     throw new MmauthError('invalid_redirect_uri', message);
   }
   if (url.port === '' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
@@ -28,5 +37,5 @@ export function parseLoopbackRedirectUri(value: string): LoopbackRedirect {
       hint: 'e.g. --redirect-uri http://127.0.0.1:8976/callback',
     });
   }
-  return { uri: url.href, port: Number(url.port), path: url.pathname };
+  return { uri: url.href, port: Number(url.port), path: url.pathname, isLocalhost: url.hostname === 'localhost' };
 }

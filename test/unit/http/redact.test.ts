@@ -65,3 +65,43 @@ describe('redaction for the --verbose trace', () => {
     expect(redactBody('code=abcdefgh', 'text/plain', scrubber)).toBe('code=[redacted]'); // text/plain: scrubbed by value, learned from the URL above
   });
 });
+
+describe('redaction of what odd servers send (A9)', () => {
+  const SECRET = 'S3cr3t/Value+with space';
+  it.each([
+    [
+      'a token in malformed JSON (a trailing comma)',
+      '{"access_token":"tok-0123456789",}',
+      'application/json',
+      'tok-0123456789',
+    ],
+    ['a form-encoded token sent as text/plain', 'access_token=tok-0123456789&x=1', 'text/plain', 'tok-0123456789'],
+    ['a token under accessToken', '{"accessToken":"tok-0123456789"}', 'application/json', 'tok-0123456789'],
+    ['a token under api_key, in text', 'api_key: tok-0123456789', 'text/plain', 'tok-0123456789'],
+  ])('%s', (_what, body, contentType, secret) => {
+    const redacted = redactBody(body, contentType, new SecretScrubber());
+    expect(redacted).not.toContain(secret);
+    expect(redacted).toContain(REDACTED);
+  });
+
+  it.each([
+    ['raw', SECRET],
+    ['%-encoded, upper case', encodeURIComponent(SECRET)],
+    ['%-encoded, lower case', encodeURIComponent(SECRET).replace(/%[0-9A-F]{2}/g, (e) => e.toLowerCase())],
+    ['form-encoded', new URLSearchParams({ s: SECRET }).toString().slice(2)],
+    ['JSON-escaped with \\u', [...SECRET].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')],
+    ['JSON-escaped slash', SECRET.replace('/', '\\/')],
+    ['Base64', Buffer.from(SECRET).toString('base64')],
+    [
+      'Base64 of id:secret',
+      Buffer.from(`app:${new URLSearchParams({ s: SECRET }).toString().slice(2)}`).toString('base64'),
+    ],
+  ])('a remembered secret echoed %s is scrubbed', (_what, echoed) => {
+    const scrubber = new SecretScrubber();
+    scrubber.remember(SECRET);
+    // RFC 6749 §2.3.1: Basic carries the form-encoded id and secret; the whole credential is remembered.
+    const credential = Buffer.from(`app:${new URLSearchParams({ s: SECRET }).toString().slice(2)}`).toString('base64');
+    redactHeader('authorization', `Basic ${credential}`, scrubber);
+    expect(scrubber.scrub(`echo: ${echoed} end`)).toBe(`echo: ${REDACTED} end`);
+  });
+});

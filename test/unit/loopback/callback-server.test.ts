@@ -110,3 +110,40 @@ describe('the loopback listener (RFC 8252 §7.3)', () => {
     expect((await waiting).code).toBe('interrupted');
   });
 });
+
+describe('a localhost redirect URI (RFC 8252 §8.3; A7)', () => {
+  it('listens on [::1] as well as 127.0.0.1, so no other local user can take the address a browser tries first', async () => {
+    const probe = await startCallbackServer({ port: 0, path: '/callback' });
+    const port = probe.port;
+    await probe.close();
+    const server = await startCallbackServer({ port, path: '/callback', isLocalhost: true });
+    onTestFinished(() => server.close());
+    expect(server.redirectUri).toBe(`http://localhost:${port}/callback`);
+    const viaV6 = new Promise<number>((resolve, reject) => {
+      const req = request(
+        { host: '::1', port, path: '/callback?code=v6', headers: { host: `localhost:${port}` } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    const incoming = await server.next(never);
+    expect(incoming.url.searchParams.get('code')).toBe('v6');
+    incoming.respond({ isSuccess: true, title: 'ok', detail: '' });
+    expect(await viaV6).toBe(200);
+  });
+
+  it('refuses to start when [::1] on that port is taken by someone else', async () => {
+    const { createServer } = await import('node:net');
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(0, '::1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => squatter.close(() => resolve())));
+    const port = (squatter.address() as { port: number }).port;
+    const error = await rejectedBy(() => startCallbackServer({ port, path: '/callback', isLocalhost: true }));
+    expect(error.code).toBe('port_in_use');
+    expect(error.message).toBe(`port ${port} on [::1] is in use`);
+  });
+});
