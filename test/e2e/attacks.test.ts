@@ -237,3 +237,17 @@ describe('honest failures of the transport (A14)', () => {
     expect(result.stderr).toContain('its content type is "text/plain", not application/json');
   });
 });
+
+describe('endless input while login waits (A10)', () => {
+  it('stdin with no newline for 300 KB: refused once, bounded, and the login still ends by its own rules', async () => {
+    const emulator = await startTestEmulator();
+    const result = await runCli(['login', '--no-browser', '--wait', '2'], {
+      env: emulator.env(makeConfigDir()),
+      input: '\u0000'.repeat(300_000),
+      timeoutMs: 15_000,
+    });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('not accepted: what was pasted is not a URL');
+    expect(result.stderr).not.toMatch(/RangeError|^\s+at /m);
+  });
+});
