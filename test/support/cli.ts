@@ -66,6 +66,8 @@ export function startCli(args: string[], options: CliOptions = {}): RunningCli {
     stderr += chunk.toString();
     for (const listener of listeners) listener();
   });
+  // mmauth may stop reading stdin (or exit) before all of `input` is written: that is no test failure.
+  child.stdin.on('error', () => undefined);
   if (options.input !== undefined) child.stdin.write(options.input);
   if (options.isStdinOpen !== true) child.stdin.end();
   const killer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
