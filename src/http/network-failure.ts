@@ -34,6 +34,18 @@ export function describeNetworkFailure(
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String(cause.code) : '';
   const causeMessage = cause instanceof Error ? cause.message : String(cause);
+  // undici reports a proxy's refusal of the tunnel as an AbortError: it is an answer, not a timeout.
+  const tunnel = /Proxy response \((\d{3})\) !== 200/.exec(error instanceof Error ? error.message : '');
+  if (tunnel !== null) {
+    const status = Number(tunnel[1]);
+    const via = proxyUrl === undefined ? 'the proxy' : `the proxy ${proxyUrl}`;
+    const what = status === 407 ? 'asks for authentication (HTTP 407)' : `refused the tunnel (HTTP ${status})`;
+    return new MmauthError('connection_failed', `${label}: ${via} ${what}`, {
+      cause: error,
+      status,
+      details: { ...details, reason: status === 407 ? 'proxy_auth' : 'proxy_refused' },
+    });
+  }
   if (name === 'TimeoutError' || name === 'AbortError' || TIMEOUT_CODES.has(code)) {
     return new MmauthError('request_timeout', `${label}: no complete answer within ${timeoutMs / 1000} s`, {
       cause: error,

@@ -99,6 +99,18 @@ describe('runLogin (in-process: the real emulator and listener, a browser stand-
     expect((await ctx.store()).list()).toEqual([]);
   });
 
+  it('the system opener only asks: login says "asked the system browser", never that a browser opened', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const follow = followAuthorizeRedirect();
+    const ctx = contextFor(emulator, async (url) => {
+      await follow(url);
+      return { isOpened: true, via: 'the system browser' };
+    });
+    await runLogin(options, ctx);
+    expect(ctx.stderr.text()).toContain('Asked the system browser to open it.');
+    expect(ctx.stderr.text()).not.toContain('Opened it with the system browser');
+  });
+
   it('no redirect within --wait: callback_timeout (exit 3)', async () => {
     const emulator = await startTestEmulator();
     const ctx = contextFor(emulator, async () => ({ isOpened: false, reason: 'nobody is there' }));

@@ -140,3 +140,29 @@ describe('messages that say only what is known', () => {
     expect(result.stderr).toContain('run `mmauth client-credentials --profile ci`');
   });
 });
+
+describe('a proxy that answers instead of connecting (A14)', () => {
+  it('a 407 to the tunnel is named at once (exit 3), not reported as a timeout', async () => {
+    const { createServer: createHttpServer } = await import('node:http');
+    const proxy = createHttpServer();
+    proxy.on('connect', (_req, socket) => {
+      socket.end(
+        'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="x"\r\nContent-Length: 0\r\n\r\n',
+      );
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+      const startedMs = Date.now();
+      const result = await runCli(['info', '--base-url', 'https://maps.example.test', '--timeout', '10'], {
+        env: { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_TOKEN: 'x'.repeat(20), HTTPS_PROXY: proxyUrl },
+      });
+      expect(result.code).toBe(3);
+      expect(result.stderr).toContain(`the proxy ${proxyUrl} asks for authentication (HTTP 407)`);
+      expect(result.stderr).not.toContain('no complete answer');
+      expect(Date.now() - startedMs).toBeLessThan(5_000);
+    } finally {
+      proxy.close();
+    }
+  });
+});

@@ -132,7 +132,10 @@ function hintByCode(error: MmauthError, context: FailureContext): string | undef
         ? 'use http:// if the server is plain http on loopback, or the port that serves https'
         : 'if the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (PEM)';
     case 'connection_failed':
-      return 'check --base-url and that the server is running';
+      if (details.reason === 'proxy_auth') return statusHint(407);
+      return details.reason === 'proxy_refused'
+        ? 'check the proxy (HTTPS_PROXY / HTTP_PROXY) or exempt the host with NO_PROXY'
+        : 'check --base-url and that the server is running';
     case 'response_too_large':
       return 'no OAuth answer is that large: check --base-url';
     case 'unexpected_status':
