@@ -11,6 +11,8 @@ export interface EmulatorCommandOptions {
   autoApprove?: boolean;
   json?: boolean;
   flavor: 'spec' | 'doorkeeper5';
+  /** false with --no-refresh-tokens. */
+  refreshTokens: boolean;
 }
 
 function parsePort(value: string): number {
@@ -28,6 +30,7 @@ export function registerEmulator(program: Command, ctx: AppContext): void {
     .description("serve a local emulator of the service's OAuth interface on 127.0.0.1 until Ctrl-C")
     .option('--port <port>', 'port on 127.0.0.1 (0 picks a free one)', parsePort, 4010)
     .option('--token-ttl <seconds>', 'access token lifetime; 0 for tokens that never expire', parseSeconds(0), 7200)
+    .option('--no-refresh-tokens', 'issue no refresh tokens (on by default, for the code flow only)')
     .option('--auto-approve', 'skip the sign-in and consent pages: approve every valid request')
     .addOption(
       new Option('--flavor <name>', 'token info and revoke as the spec describes them, or as Doorkeeper 5 answers')
@@ -60,6 +63,7 @@ export async function runEmulator(options: EmulatorCommandOptions, ctx: AppConte
     tokenTtlS: options.tokenTtl,
     autoApprove: options.autoApprove === true,
     flavor: options.flavor,
+    refreshTokens: options.refreshTokens,
   });
   if (options.json === true) {
     ctx.stdout.write(
@@ -81,6 +85,7 @@ export async function runEmulator(options: EmulatorCommandOptions, ctx: AppConte
   out.field('user', `${emulator.user.login} / ${emulator.user.password} (id ${emulator.user.id})`);
   out.field('personal token', emulator.personalAccessToken);
   out.field('token TTL', options.tokenTtl === 0 ? 'no expiry' : `${options.tokenTtl} s`);
+  out.field('refresh tokens', options.refreshTokens ? 'for the code flow (rotated)' : 'none');
   out.field('flavor', options.flavor + (options.autoApprove === true ? ', auto-approve' : ''));
   out.info(
     `\nTry: MMAUTH_BASE_URL=${emulator.baseUrl} MMAUTH_CLIENT_ID=${emulator.client.clientId} MMAUTH_CLIENT_SECRET=… mmauth login\nPress Ctrl-C to stop.`,

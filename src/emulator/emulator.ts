@@ -12,6 +12,8 @@ export interface EmulatorOptions {
   tokenTtlS?: number;
   /** Approve every valid authorization request without sign-in or consent pages. */
   autoApprove?: boolean;
+  /** Whether the code flow also gets a refresh token (default true; Doorkeeper's `use_refresh_token`). */
+  refreshTokens?: boolean;
   /** `spec` (default): the spec's token info fields, revoke always 200. `doorkeeper5`: Doorkeeper 5's. */
   flavor?: EmulatorFlavor;
   /** The demo client's id (default `mmauth-demo`). */
@@ -51,7 +53,11 @@ export interface Emulator {
  * personal access token. Rejects with MmauthError `port_in_use` when the port is taken.
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
-  const state = new EmulatorState({ tokenTtlS: options.tokenTtlS ?? 7200, nowMs: options.nowMs ?? Date.now });
+  const state = new EmulatorState({
+    tokenTtlS: options.tokenTtlS ?? 7200,
+    nowMs: options.nowMs ?? Date.now,
+    hasRefreshTokens: options.refreshTokens ?? true,
+  });
   const redirectUri = 'http://127.0.0.1/callback';
   const demoClient: EmulatorClient & { clientSecret: string } = {
     uid: 1,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { TokenOrigin } from '../oauth/wire.js';
 import { isSameSecret } from '../util/constant-time.js';
+import { RefreshTokens } from './refresh-tokens.js';
 
 /** A registered client application (spec §1). */
 export interface EmulatorClient {
@@ -59,6 +60,8 @@ export interface BrowserSession {
 export interface EmulatorStateOptions {
   /** Access token lifetime in seconds; 0 for tokens that never expire. */
   tokenTtlS: number;
+  /** Whether the code flow also gets a refresh token (Doorkeeper's `use_refresh_token`). */
+  hasRefreshTokens?: boolean;
   nowMs: () => number;
 }
 
@@ -91,9 +94,13 @@ export class EmulatorState {
   private readonly sessions = new Map<string, BrowserSession>();
   private lastPurgeMs = 0;
 
+  readonly refreshTokens = new RefreshTokens();
+  readonly hasRefreshTokens: boolean;
+
   constructor(options: EmulatorStateOptions) {
     this.tokenTtlS = options.tokenTtlS;
     this.nowMs = options.nowMs;
+    this.hasRefreshTokens = options.hasRefreshTokens ?? true;
   }
 
   /** Counts of what is held, for tests and load checks. */
@@ -160,9 +167,23 @@ export class EmulatorState {
     return record;
   }
 
-  /** Revokes a token; forgetting it is enough, token info then answers 401. */
+  /** Revokes a token; forgetting it is enough, token info then answers 401. Its refresh token goes with it. */
   revokeToken(token: string): void {
     this.tokens.delete(token);
+    const refresh = this.refreshTokens.ofAccessToken(token);
+    if (refresh !== undefined) this.refreshTokens.revoke(refresh.token);
+  }
+
+  /** A live access token, recorded as used: its first use retires the refresh token it replaced. */
+  useToken(token: string): AccessTokenRecord | undefined {
+    const record = this.findActiveToken(token);
+    if (record !== undefined) this.refreshTokens.markUsed(token);
+    return record;
+  }
+
+  /** Any access token record still in memory, expired or not (revocation looks at expiry itself). */
+  findToken(token: string): AccessTokenRecord | undefined {
+    return this.tokens.get(token);
   }
 
   /** The browser session with this id, or a new one. */

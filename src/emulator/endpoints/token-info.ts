@@ -8,7 +8,7 @@ import type { EndpointHandler } from './context.js';
  */
 export const tokenInfoEndpoint: EndpointHandler = ({ req, res }, { state, flavor }) => {
   const bearer = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  const record = bearer?.[1] === undefined ? undefined : state.findActiveToken(bearer[1]);
+  const record = bearer?.[1] === undefined ? undefined : state.useToken(bearer[1]);
   if (record === undefined) {
     sendOAuthError(res, 401, 'invalid_token', { state: 'unauthorized' });
     return;

@@ -9,7 +9,7 @@ import { DESCRIPTIONS, sendJson, sendOAuthError } from '../responses.js';
 import { lifetimeS, type AccessTokenRecord, type EmulatorClient, type EmulatorState } from '../state.js';
 import type { EndpointHandler } from './context.js';
 
-function tokenResponse(record: AccessTokenRecord): TokenResponseWire {
+function tokenResponse(record: AccessTokenRecord, refreshToken?: string): TokenResponseWire {
   const body: TokenResponseWire = {
     access_token: record.token,
     token_type: 'bearer',
@@ -18,7 +18,31 @@ function tokenResponse(record: AccessTokenRecord): TokenResponseWire {
   };
   const expiresIn = lifetimeS(record);
   if (expiresIn !== undefined) body.expires_in = expiresIn;
+  if (refreshToken !== undefined) body.refresh_token = refreshToken;
   return body;
+}
+
+/**
+ * The refresh token grant (RFC 6749 §6; server-behaviour.md refresh tokens 2–4): the client's own
+ * live refresh token answers a new pair with the original lifetime; the old refresh token lives
+ * until the new access token is first used. Anything else: invalid_grant.
+ */
+function refreshTokenGrant(
+  res: ServerResponse,
+  form: URLSearchParams,
+  state: EmulatorState,
+  client: EmulatorClient,
+): void {
+  const value = form.get('refresh_token');
+  if (value === null || value === '') return missingParameter(res, 'refresh_token');
+  const old = state.refreshTokens.find(value, client);
+  if (old === undefined) {
+    sendOAuthError(res, 400, 'invalid_grant');
+    return;
+  }
+  const access = state.issueToken({ client, ownerId: old.ownerId, scopes: old.scopes, grant: 'authorization_code' });
+  const refresh = state.refreshTokens.issue(access, old.token);
+  sendJson(res, 200, tokenResponse(access, refresh.token));
 }
 
 function verifyPkce(challenge: { value: string; method: 'S256' | 'plain' }, verifier: string): boolean {
@@ -76,20 +100,18 @@ function authorizationCodeGrant(
     }
   }
   state.consumeCode(code.code);
-  sendJson(
-    res,
-    200,
-    tokenResponse(
-      state.issueToken({ client, ownerId: code.ownerId, scopes: code.scopes, grant: 'authorization_code' }),
-    ),
-  );
+  const access = state.issueToken({ client, ownerId: code.ownerId, scopes: code.scopes, grant: 'authorization_code' });
+  // Only the code flow gets a refresh token (server-behaviour.md refresh tokens 1).
+  const refresh = state.hasRefreshTokens ? state.refreshTokens.issue(access).token : undefined;
+  sendJson(res, 200, tokenResponse(access, refresh));
 }
 
 /** `POST /oauth2/token` (RFC 6749 §4.1.3, §4.4.2; spec §4.2), with Doorkeeper's errors (server-behaviour.md token 4). */
 export const tokenEndpoint: EndpointHandler = ({ req, res, form }, { state }) => {
   const grantType = form.get('grant_type');
   if (grantType === null || grantType === '') return missingParameter(res, 'grant_type');
-  if (grantType !== 'authorization_code' && grantType !== 'client_credentials') {
+  const isRefresh = grantType === 'refresh_token' && state.hasRefreshTokens;
+  if (grantType !== 'authorization_code' && grantType !== 'client_credentials' && !isRefresh) {
     sendOAuthError(res, 400, 'unsupported_grant_type');
     return;
   }
@@ -100,6 +122,8 @@ export const tokenEndpoint: EndpointHandler = ({ req, res, form }, { state }) =>
   }
   if (grantType === 'client_credentials') {
     clientCredentialsGrant(res, form, state, client);
+  } else if (grantType === 'refresh_token') {
+    refreshTokenGrant(res, form, state, client);
   } else {
     authorizationCodeGrant(res, form, state, client);
   }
