@@ -38,6 +38,7 @@ export const ERROR_CODES = [
   'token_expired',
   'token_lifetime_too_short',
   'token_inactive',
+  'refresh_refused',
   'state_mismatch',
   'revocation_not_confirmed',
   // The server's OAuth error; the exit code follows `oauthError` (RFC 6749 §4.1.2.1, §5.2; RFC 7009).

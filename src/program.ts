@@ -6,6 +6,7 @@ import { registerHeader } from './commands/header.js';
 import { registerInfo } from './commands/info.js';
 import { registerLogin } from './commands/login.js';
 import { registerLogout } from './commands/logout.js';
+import { registerRefresh } from './commands/refresh.js';
 import { registerRevoke } from './commands/revoke.js';
 import { registerStatus } from './commands/status.js';
 import { registerToken } from './commands/token.js';
@@ -52,6 +53,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 network/timeout, 4 authentication/authoriz
   registerInfo(program, ctx);
   registerRevoke(program, ctx);
   registerToken(program, ctx);
+  registerRefresh(program, ctx);
   registerHeader(program, ctx);
   registerStatus(program, ctx);
   registerLogout(program, ctx);

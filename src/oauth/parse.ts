@@ -10,6 +10,8 @@ export interface TokenResponse {
   expiresInSeconds: number | undefined;
   /** Space-separated granted scopes; undefined when the server sent none. */
   scope: string | undefined;
+  /** A refresh token (RFC 6749 §1.5, §5.1), when the server issued one. */
+  refreshToken?: string;
 }
 
 /** A validated token info record, from either the spec's variant or Doorkeeper 5's. */
@@ -59,7 +61,13 @@ export function parseTokenResponse(json: unknown, endpoint = 'the token endpoint
   if (!isRecord(json)) {
     throw malformed(endpoint, 'the body is not a JSON object');
   }
-  const { access_token: accessToken, token_type: tokenType, expires_in: expiresIn, scope } = json;
+  const {
+    access_token: accessToken,
+    token_type: tokenType,
+    expires_in: expiresIn,
+    scope,
+    refresh_token: refreshToken,
+  } = json;
   // RFC 6750 §2.1: a bearer token is printable ASCII without spaces (b64token, widened).
   if (typeof accessToken !== 'string' || !/^[\x21-\x7e]+$/.test(accessToken)) {
     throw malformed(endpoint, '"access_token" is missing or not a printable string');
@@ -77,7 +85,15 @@ export function parseTokenResponse(json: unknown, endpoint = 'the token endpoint
   ) {
     throw malformed(endpoint, '"scope" must be a space-separated string of printable ASCII scope tokens');
   }
+  if (
+    refreshToken !== undefined &&
+    refreshToken !== null &&
+    (typeof refreshToken !== 'string' || !/^[\x21-\x7e]+$/.test(refreshToken))
+  ) {
+    throw malformed(endpoint, '"refresh_token" must be a printable string without spaces');
+  }
   return {
+    ...(typeof refreshToken === 'string' ? { refreshToken } : {}),
     accessToken,
     tokenType: 'bearer',
     expiresInSeconds: parseLifetime(endpoint, 'expires_in', expiresIn),

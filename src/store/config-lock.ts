@@ -2,6 +2,12 @@ import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { MmauthError } from '../errors.js';
 import { assertSafePath } from './path-safety.js';
 
+/** The longest a holder may keep the lock for a request it makes under it (a renewal), in ms. */
+export const LOCK_HOLD_MAX_MS = 30_000;
+
+/** How long a waiter waits for the lock: longer than any holder may keep it (LOCK_HOLD_MAX_MS), in ms. */
+export const LOCK_WAIT_MS = LOCK_HOLD_MAX_MS + 15_000;
+
 /** How long a waiter stays silent before it says who holds the lock, in ms. */
 const QUIET_WAIT_MS = 1_000;
 
@@ -60,8 +66,8 @@ function describeLockFailure(lockPath: string, error: unknown, nowMs: number): M
 }
 
 /**
- * Takes the config file's exclusive lock (`<path>.lock`, proper-lockfile; stale after 10 s, retried
- * for about 10 s), saying through `onWait` who holds it once a second has passed, and records this
+ * Takes the config file's exclusive lock (`<path>.lock`, proper-lockfile; stale after 10 s without
+ * its holder's heartbeat, waited for LOCK_WAIT_MS), saying through `onWait` who holds it once a second has passed, and records this
  * process's pid beside it. Resolves with the release function. Throws `store_insecure` for a lock that
  * is a symbolic link, `store_lock_failed` naming the lock and why.
  */
@@ -80,7 +86,14 @@ export async function lockConfig(path: string, onWait: (message: string) => void
       realpath: false,
       stale: 10_000,
       update: 2_000,
-      retries: { retries: 60, factor: 1.2, minTimeout: 10, maxTimeout: 300, randomize: true },
+      // Quick retries first, then every 300 ms: about LOCK_WAIT_MS in all.
+      retries: {
+        retries: Math.ceil(LOCK_WAIT_MS / 300) + 15,
+        factor: 1.2,
+        minTimeout: 10,
+        maxTimeout: 300,
+        randomize: true,
+      },
     });
     const pidFile = pidFileOf(lockPath);
     try {

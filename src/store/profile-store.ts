@@ -19,10 +19,15 @@ export interface ProfileStore {
    * Read-modify-write of one profile under an exclusive lock (`config.json.lock`, proper-lockfile),
    * so parallel mmauth processes writing different profiles lose none: `change` gets the current
    * profile (an empty one when there is none) and returns the new one, or undefined to delete it.
-   * Other profiles are untouched; the file is replaced atomically. Throws `store_lock_failed`
-   * when the lock cannot be had within about 10 s, `store_write_failed` when the file cannot be written.
+   * `change` may be async (a renewal asks the server under the lock, LOCK_HOLD_MAX_MS at most); a
+   * throw from it leaves the file untouched. Other profiles are untouched; the file is replaced
+   * atomically. Throws `store_lock_failed` when the lock cannot be had within LOCK_WAIT_MS,
+   * `store_write_failed` when the file cannot be written.
    */
-  update(name: string, change: (current: Profile) => Profile | undefined): Promise<Profile | undefined>;
+  update(
+    name: string,
+    change: (current: Profile) => Profile | undefined | Promise<Profile | undefined>,
+  ): Promise<Profile | undefined>;
 }
 
 /** A failure of the config file (unreadable, malformed, not writable, locked); the file is left untouched. */
@@ -102,11 +107,11 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
   /** The read-modify-write itself; the caller holds the lock. */
   const writeProfile = async (
     name: string,
-    change: (current: Profile) => Profile | undefined,
+    change: (current: Profile) => Profile | undefined | Promise<Profile | undefined>,
   ): Promise<Profile | undefined> => {
     const all = readAll();
     const raw = all.get(name);
-    const next = change(raw === undefined ? emptyProfile() : parse(name, raw));
+    const next = await change(raw === undefined ? emptyProfile() : parse(name, raw));
     if (next === undefined) {
       all.delete(name);
     } else {

@@ -15,6 +15,8 @@ export interface StoredToken {
   obtainedAt: string;
   /** Absolute expiry, ISO 8601; undefined when the server sent no `expires_in` (no expiry). */
   expiresAt: string | undefined;
+  /** The refresh token that came with it (RFC 6749 §6); a secret, never printed. */
+  refreshToken?: string | undefined;
 }
 
 /** A named set of settings plus at most one token. */
@@ -97,6 +99,7 @@ export function parseProfile(json: unknown, where: string): Profile {
       grant: knownGrant,
       obtainedAt: requiredString(t, 'obtained_at', `${where}.token`),
       expiresAt: optionalString(t, 'expires_at', `${where}.token`),
+      refreshToken: optionalString(t, 'refresh_token', `${where}.token`),
     };
   }
   return {
@@ -134,6 +137,7 @@ export function serializeProfile(profile: Profile): Record<string, unknown> {
     };
     if (t.scope !== undefined) token.scope = t.scope;
     if (t.expiresAt !== undefined) token.expires_at = t.expiresAt;
+    if (t.refreshToken !== undefined) token.refresh_token = t.refreshToken;
     out.token = token;
   }
   return out;

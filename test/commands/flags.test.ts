@@ -30,9 +30,13 @@ async function optionsFor(argv: string[]): Promise<Record<string, unknown> | { e
 
 describe('flags → options', () => {
   it.each<[string[], Record<string, unknown>]>([
-    [['token'], { minTtl: 0 }],
-    [['token', '--min-ttl', '300', '--profile', 'ci', '--json'], { minTtl: 300, profile: 'ci', json: true }],
-    [['header', '--verbose'], { minTtl: 0, verbose: true }],
+    [['token'], { minTtl: 0, renew: true, timeout: 30 }],
+    [
+      ['token', '--min-ttl', '300', '--profile', 'ci', '--json'],
+      { minTtl: 300, profile: 'ci', json: true, renew: true, timeout: 30 },
+    ],
+    [['header', '--verbose', '--no-renew'], { minTtl: 0, verbose: true, renew: false, timeout: 30 }],
+    [['refresh', '--timeout', '9'], { timeout: 9 }],
     [['status', '--profile', 'x'], { profile: 'x', timeout: 30 }],
     [['info'], { timeout: 30 }],
     [['info', '--base-url', 'https://a.example', '--timeout', '7'], { baseUrl: 'https://a.example', timeout: 7 }],
@@ -56,10 +60,11 @@ describe('flags → options', () => {
     ],
     [['revoke', '--client-secret-stdin'], { timeout: 30, clientSecretStdin: true }],
     [['logout', '--local-only'], { timeout: 30, localOnly: true }],
-    [['emulator'], { port: 4010, tokenTtl: 7200, flavor: 'spec' }],
+    [['emulator'], { port: 4010, tokenTtl: 7200, flavor: 'spec', refreshTokens: true }],
+    [['emulator', '--no-refresh-tokens'], { port: 4010, tokenTtl: 7200, flavor: 'spec', refreshTokens: false }],
     [
       ['emulator', '--port', '0', '--token-ttl', '0', '--flavor', 'doorkeeper5', '--auto-approve'],
-      { port: 0, tokenTtl: 0, flavor: 'doorkeeper5', autoApprove: true },
+      { port: 0, tokenTtl: 0, flavor: 'doorkeeper5', autoApprove: true, refreshTokens: true },
     ],
   ])('%j', async (argv, expected) => {
     expect(await optionsFor(argv)).toEqual(expected);

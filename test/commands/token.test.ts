@@ -28,7 +28,7 @@ function withStoredToken(
 describe('runToken and runHeader (in-process, fixed clock)', () => {
   it('prints the bare token; --json prints the token document with the time left by the fixed clock', async () => {
     const ctx = withStoredToken(at(3600));
-    await runToken({ minTtl: 0 }, ctx);
+    await runToken({ renew: true, timeout: 5, minTtl: 0 }, ctx);
     expect(ctx.stdout.text()).toBe(`${TOKEN}\n`);
     const json = createTestContext({ nowMs: NOW });
     writeProfiles(json.configDir, {
@@ -43,7 +43,7 @@ describe('runToken and runHeader (in-process, fixed clock)', () => {
         },
       },
     });
-    await runToken({ minTtl: 0, json: true }, json);
+    await runToken({ renew: true, timeout: 5, minTtl: 0, json: true }, json);
     expect(JSON.parse(json.stdout.text())).toEqual({
       access_token: TOKEN,
       token_type: 'bearer',
@@ -72,7 +72,7 @@ describe('runToken and runHeader (in-process, fixed clock)', () => {
     ],
   ])('%s: exit 4 with the next step, nothing on stdout', async (_what, expiresAt, minTtl, code, message) => {
     const ctx = withStoredToken(expiresAt);
-    const error = await rejectedBy(() => runToken({ minTtl }, ctx));
+    const error = await rejectedBy(() => runToken({ renew: true, timeout: 5, minTtl }, ctx));
     expect(failureOf(error)).toEqual({ code, exitCode: 4, message });
     expect(error.hint).toBe('get a new one: mmauth login');
     expect(ctx.stdout.text()).toBe('');
@@ -80,22 +80,22 @@ describe('runToken and runHeader (in-process, fixed clock)', () => {
 
   it('names the profile and the command of the token’s origin in the hint', async () => {
     const ctx = withStoredToken(at(-5), 'ci', 'client_credentials');
-    const error = await rejectedBy(() => runToken({ minTtl: 0, profile: 'ci' }, ctx));
+    const error = await rejectedBy(() => runToken({ renew: true, timeout: 5, minTtl: 0, profile: 'ci' }, ctx));
     expect(error.hint).toBe('get a new one: mmauth client-credentials --profile ci');
   });
 
   it('a token with no expiry always passes --min-ttl; exactly --min-ttl left passes too', async () => {
     const forever = withStoredToken(undefined);
-    await runToken({ minTtl: 999_999 }, forever);
+    await runToken({ renew: true, timeout: 5, minTtl: 999_999 }, forever);
     expect(forever.stdout.text()).toBe(`${TOKEN}\n`);
     const exact = withStoredToken(at(300));
-    await runToken({ minTtl: 300 }, exact);
+    await runToken({ renew: true, timeout: 5, minTtl: 300 }, exact);
     expect(exact.stdout.text()).toBe(`${TOKEN}\n`);
   });
 
   it('no such profile: unknown_profile (exit 4) listing the known ones', async () => {
     const ctx = withStoredToken(at(60), 'work');
-    const error = await rejectedBy(() => runToken({ minTtl: 0, profile: 'wrok' }, ctx));
+    const error = await rejectedBy(() => runToken({ renew: true, timeout: 5, minTtl: 0, profile: 'wrok' }, ctx));
     expect(failureOf(error)).toEqual({
       code: 'unknown_profile',
       exitCode: 4,
@@ -106,7 +106,7 @@ describe('runToken and runHeader (in-process, fixed clock)', () => {
   it('a profile without a token: not_logged_in (exit 4)', async () => {
     const ctx = createTestContext({ nowMs: NOW });
     writeProfiles(ctx.configDir, { default: { base_url: 'http://127.0.0.1:9' } });
-    const error = await rejectedBy(() => runToken({ minTtl: 0 }, ctx));
+    const error = await rejectedBy(() => runToken({ renew: true, timeout: 5, minTtl: 0 }, ctx));
     expect(failureOf(error)).toEqual({
       code: 'not_logged_in',
       exitCode: 4,
@@ -116,7 +116,7 @@ describe('runToken and runHeader (in-process, fixed clock)', () => {
 
   it('MMAUTH_TOKEN wins, and its lifetime is unknown: --json shows nulls', async () => {
     const ctx = createTestContext({ nowMs: NOW, env: { MMAUTH_TOKEN: 'from-env-0123456789' } });
-    await runToken({ minTtl: 999, json: true }, ctx);
+    await runToken({ renew: true, timeout: 5, minTtl: 999, json: true }, ctx);
     expect(JSON.parse(ctx.stdout.text())).toMatchObject({
       access_token: 'from-env-0123456789',
       expires_in: null,
@@ -126,10 +126,10 @@ describe('runToken and runHeader (in-process, fixed clock)', () => {
 
   it('header prints the Authorization field line, or a headers object with --json', async () => {
     const line = withStoredToken(at(3600));
-    await runHeader({ minTtl: 0 }, line);
+    await runHeader({ renew: true, timeout: 5, minTtl: 0 }, line);
     expect(line.stdout.text()).toBe(`Authorization: Bearer ${TOKEN}\n`);
     const json = withStoredToken(at(3600));
-    await runHeader({ minTtl: 0, json: true }, json);
+    await runHeader({ renew: true, timeout: 5, minTtl: 0, json: true }, json);
     expect(JSON.parse(json.stdout.text())).toEqual({ Authorization: `Bearer ${TOKEN}` });
   });
 });

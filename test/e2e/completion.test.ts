@@ -8,6 +8,7 @@ const COMMANDS = [
   'info',
   'revoke',
   'token',
+  'refresh',
   'header',
   'status',
   'logout',

@@ -247,6 +247,8 @@ describe('token endpoint POST /oauth2/token', () => {
       expires_in: 7200,
       scope: 'service',
       created_at: expect.any(Number),
+      // Refresh tokens are on by default (Doorkeeper's use_refresh_token): the code flow gets one.
+      refresh_token: expect.stringMatching(/^[\w-]{43}$/),
     });
     const second = await json(await tokenRequest(emulator, codeExchange(emulator, await obtainCode(emulator))));
     expect(second.access_token).not.toBe(body.access_token);

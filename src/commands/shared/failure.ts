@@ -70,6 +70,7 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   token_expired: ExitCode.auth,
   token_lifetime_too_short: ExitCode.auth,
   token_inactive: ExitCode.auth,
+  refresh_refused: ExitCode.auth,
   state_mismatch: ExitCode.auth,
   revocation_not_confirmed: ExitCode.auth,
   authorization_error: 'oauth',

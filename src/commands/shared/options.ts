@@ -78,10 +78,24 @@ export function withTokenOptions<A extends unknown[], O extends OptionValues, G 
 ) {
   return withLocalOptions(command).option(
     '--min-ttl <seconds>',
-    'fail unless the token is valid for at least this many more seconds',
+    'renew, or fail, unless the token is valid for at least this many more seconds',
     parseSeconds(0),
     0,
   );
+}
+
+/** Adds --no-renew and --timeout (for `token` and `header`, over withTokenOptions). */
+export function withRenewalOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(
+  command: Command<A, O, G>,
+) {
+  return command
+    .option('--no-renew', 'never renew (never touch the network): hand out the stored token or fail')
+    .option(
+      '--timeout <seconds>',
+      'bound on the renewal request, if one is needed',
+      parseSeconds(1, MAX_TIMER_SECONDS),
+      30,
+    );
 }
 
 /** Adds --client-id, --client-secret-file and --client-secret-stdin (exclusive). No option takes the secret itself. */

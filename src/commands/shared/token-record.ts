@@ -18,6 +18,7 @@ export function toStoredToken(
     scope: response.scope ?? requestedScope,
     grant: origin,
     obtainedAt: new Date(nowMs).toISOString(),
+    ...(response.refreshToken === undefined ? {} : { refreshToken: response.refreshToken }),
     expiresAt:
       response.expiresInSeconds === undefined
         ? undefined

@@ -1,0 +1,72 @@
+import type { AppContext } from '../../context.js';
+import { hasErrorCode, MmauthError } from '../../errors.js';
+import type { StoredToken } from '../../store/profile.js';
+import { judgeStoredToken, secondsLeft } from '../../store/token-state.js';
+import { selectAccessToken, type AccessTokenChoice } from './access-token.js';
+import { assertCredentialOrigin } from './credential-origin.js';
+import type { TokenOptions } from './options.js';
+import { isFresh, renewalOf, renewToken } from './renewal.js';
+import { pickSetting } from './settings.js';
+import { openLocalTarget, requireProfile } from './target.js';
+
+/** Options of the commands that hand out a token (token, header): --min-ttl, --no-renew, --timeout. */
+export interface UsableTokenOptions extends TokenOptions {
+  /** false with --no-renew: never touch the network. */
+  renew: boolean;
+  /** Seconds, for a renewal's request. */
+  timeout: number;
+}
+
+/** Failures after which the current, still unexpired token may still be handed out (decisions 8). */
+function isPassingFailure(error: unknown): boolean {
+  return (
+    hasErrorCode(error, 'connection_failed') ||
+    hasErrorCode(error, 'request_timeout') ||
+    hasErrorCode(error, 'tls_failure') ||
+    (hasErrorCode(error, 'unexpected_status') && (error.status ?? 0) >= 500) ||
+    (hasErrorCode(error, 'token_endpoint_error') && (error.status ?? 0) >= 500)
+  );
+}
+
+/**
+ * The token `token` and `header` hand out: MMAUTH_TOKEN as given; else the profile's token, renewed
+ * first when it is stale (isFresh) and can be (renewToken, one request across processes), unless
+ * `renew` is false. A fresh token costs no request and loads no network module. When a renewal
+ * fails on the network or the server while the token has not expired, the token is handed out
+ * with `onWarning`. Throws what selectAccessToken and renewToken throw, and
+ * `token_lifetime_too_short` when the server's own lifetime cannot meet --min-ttl.
+ */
+export async function usableAccessToken(
+  options: UsableTokenOptions,
+  ctx: AppContext,
+  onWarning: (line: string) => void,
+): Promise<AccessTokenChoice & { profileName: string }> {
+  const local = await openLocalTarget(options, ctx);
+  const { profileName, profile } = local;
+  const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
+  const handOut = () => ({ ...selectAccessToken(ctx, profileName, profile, baseUrl, options.minTtl), profileName });
+  if (ctx.env.MMAUTH_TOKEN?.trim()) return handOut();
+  requireProfile(local);
+  const token = profile?.token;
+  if (token === undefined || profile === undefined) return handOut();
+  assertCredentialOrigin(profileName, profile, baseUrl);
+  if (!options.renew || isFresh(token, ctx.nowMs(), options.minTtl) || renewalOf(profile, ctx.env) === 'none') {
+    return handOut();
+  }
+  let renewed: StoredToken;
+  try {
+    renewed = await renewToken(token, { profileName, store: local.store, timeoutSeconds: options.timeout }, ctx);
+  } catch (error) {
+    if (!isPassingFailure(error) || judgeStoredToken(token, ctx.nowMs()) === 'expired') throw error;
+    onWarning(
+      `could not renew the token (${error instanceof Error ? error.message : String(error)}); handing out the current one`,
+    );
+    return handOut();
+  }
+  const leftS = secondsLeft(renewed, ctx.nowMs());
+  if (leftS !== undefined && leftS < options.minTtl) {
+    const message = `the server issues tokens for ${leftS} s, less than --min-ttl ${options.minTtl}`;
+    throw new MmauthError('token_lifetime_too_short', message, { hint: 'lower --min-ttl' });
+  }
+  return { accessToken: renewed.accessToken, stored: renewed, profileName };
+}
