@@ -40,6 +40,8 @@ describe('mmauth completion', () => {
       '--json',
       '--verbose',
       '--min-ttl',
+      '--no-renew',
+      '--timeout',
       '--help',
     ]);
     expect(completeInBash(script, 'mmauth token -')).toEqual([
@@ -47,6 +49,8 @@ describe('mmauth completion', () => {
       '--json',
       '--verbose',
       '--min-ttl',
+      '--no-renew',
+      '--timeout',
       '-h',
       '--help',
     ]);
