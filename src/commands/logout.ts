@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import { maskToken } from '../ui/format.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
 import { assertCredentialOrigin } from './shared/credential-origin.js';
-import { revokeAndConfirm, type RevocationResult } from './shared/revoke-and-confirm.js';
+import { revokeStoredGrant, type RevocationResult } from './shared/revoke-and-confirm.js';
 import { findClientSecret, requireClientId } from './shared/settings.js';
 import { openLocalTarget, requireProfile, resolveTarget } from './shared/target.js';
 
@@ -65,7 +65,8 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
     assertCredentialOrigin(profileName, target.profile, target.endpoints.baseUrl);
     const clientSecret = await findClientSecret(options, ctx, target);
     // A failure here keeps the token; the failure map adds the --local-only way out to its hint.
-    result = await revokeAndConfirm(target.server, { clientId, clientSecret }, token.accessToken);
+    const grant = { profileName, store: local.store, server: target.server, timeoutSeconds: options.timeout };
+    result = (await revokeStoredGrant(token, grant, { clientId, clientSecret }, ctx, (line) => out.info(line))).result;
     isRevoked = true;
     if (result === 'already_inactive') {
       out.warn(

@@ -5,7 +5,7 @@ import { maskToken } from '../ui/format.js';
 import { profileFlag } from './shared/next-step.js';
 import { selectAccessToken } from './shared/access-token.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
-import { revokeAndConfirm } from './shared/revoke-and-confirm.js';
+import { revokeAndConfirm, revokeStoredGrant } from './shared/revoke-and-confirm.js';
 import { findClientSecret, requireClientId } from './shared/settings.js';
 import { resolveTarget } from './shared/target.js';
 
@@ -45,7 +45,12 @@ export async function runRevoke(options: ClientOptions, ctx: AppContext): Promis
   }
   const clientId = await requireClientId(options.clientId, ctx, profile);
   const clientSecret = await findClientSecret(options, ctx, target);
-  const result = await revokeAndConfirm(target.server, { clientId, clientSecret }, accessToken);
+  const client = { clientId, clientSecret };
+  const grant = { profileName, store: target.store, server: target.server, timeoutSeconds: options.timeout };
+  const { result } =
+    stored === undefined
+      ? { result: await revokeAndConfirm(target.server, client, accessToken) }
+      : await revokeStoredGrant(stored, grant, client, ctx, (line) => out.info(line));
   if (stored !== undefined) {
     await target.store.update(profileName, (current) => ({ ...current, token: undefined }));
   }

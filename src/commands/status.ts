@@ -6,7 +6,14 @@ import { formatDuration, formatInstant, maskToken } from '../ui/format.js';
 import { judgeStoredToken, secondsLeft, type TokenState } from '../store/token-state.js';
 import { nextStep } from './shared/next-step.js';
 import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './shared/options.js';
+import { renewalOf, type RenewalKind } from './shared/renewal.js';
 import { checkStoredTokens, type TokenCheck } from './shared/token-check.js';
+
+const RENEWAL_WORDS: Record<RenewalKind, string> = {
+  refresh_token: 'refresh token',
+  client_credentials: 'client credentials',
+  none: 'none',
+};
 import { resolveProfileName } from './shared/settings.js';
 
 /** Options of `mmauth status`. */
@@ -50,6 +57,10 @@ export interface ProfileStatusJson {
   has_client_secret: boolean;
   /** What token info said with --check; null when not checked. */
   check: TokenCheck;
+  /** Whether a refresh token is stored (never the token itself). */
+  has_refresh_token: boolean;
+  /** How the token renews. */
+  renewal: RenewalKind;
 }
 
 function describeState(state: TokenState, profile: Profile, nowMs: number, check: TokenCheck): string {
@@ -110,6 +121,8 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
           expires_at: token?.expiresAt === undefined ? null : formatInstant(Date.parse(token.expiresAt)),
           has_client_secret: profile.clientSecret !== undefined,
           check,
+          has_refresh_token: profile.token?.refreshToken !== undefined,
+          renewal: renewalOf(profile, ctx.env),
         };
       }),
     });
@@ -132,6 +145,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
         : `${describeState(state, profile, nowMs, check)}   ${maskToken(profile.token?.accessToken ?? '')}`,
     );
     out.field('client secret', profile.clientSecret === undefined ? 'not stored' : 'stored');
+    out.field('renews with', RENEWAL_WORDS[renewalOf(profile, ctx.env)]);
   }
   const current = rows.find((row) => row.name === selected);
   if (current?.check === 'refused') {

@@ -20,16 +20,14 @@ export async function requestRevocation(
   server: ServerConfiguration,
   client: ClientAuthentication,
   token: string,
+  tokenTypeHint?: 'access_token' | 'refresh_token',
 ): Promise<void> {
   const lib = await loadOAuth();
   const [oauthClient, auth] = clientAuthFor(lib, client);
-  const response = await lib.revocationRequest(
-    authorizationServer(server.endpoints),
-    oauthClient,
-    auth,
-    token,
-    requestOptions(lib, server),
-  );
+  const response = await lib.revocationRequest(authorizationServer(server.endpoints), oauthClient, auth, token, {
+    ...requestOptions(lib, server),
+    ...(tokenTypeHint === undefined ? {} : { additionalParameters: { token_type_hint: tokenTypeHint } }),
+  });
   try {
     await lib.processRevocationResponse(response);
   } catch (failure) {

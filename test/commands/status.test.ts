@@ -49,6 +49,7 @@ describe('runStatus (in-process, fixed clock)', () => {
         scopes:        service
         token:         expired at 2026-11-23T11:59:50Z   BBBB…BBBB
         client secret: not stored
+        renews with:   none
 
       ▸ default (selected)
         base URL:      http://127.0.0.1:9
@@ -57,6 +58,7 @@ describe('runStatus (in-process, fixed clock)', () => {
         scopes:        service
         token:         valid (by its expiry; not checked), 1h 59m left (until 2026-11-23T13:59:59Z)   AAAA…AAAA
         client secret: stored
+        renews with:   none
 
         pat
         base URL:      http://127.0.0.1:9
@@ -65,6 +67,7 @@ describe('runStatus (in-process, fixed clock)', () => {
         scopes:        service
         token:         valid (by its expiry; not checked), no expiry   CCCC…CCCC
         client secret: not stored
+        renews with:   none
       "
     `);
   });

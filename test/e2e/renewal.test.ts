@@ -183,3 +183,45 @@ describe('renewal of a client credentials profile', () => {
     expect(result.stderr).toContain('get a new one: mmauth client-credentials --profile ci');
   });
 });
+
+describe('revocation that ends the grant', () => {
+  it.each(['revoke', 'logout'])(
+    '%s after real expiry (doorkeeper5, which ignores an expired token’s revocation): renew, use once, revoke; no live refresh token left',
+    async (command) => {
+      const emulator = await startTestEmulator({ tokenTtlS: 2, flavor: 'doorkeeper5' });
+      const configDir = makeConfigDir();
+      const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER });
+      expect((await runCli(['login'], { env })).code).toBe(0);
+      expect(emulator.state.refreshTokens.size).toBe(1);
+      await sleep(2_200);
+      const result = await runCli([command, '--json'], { env });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toContain('the access token had expired: renewed it first');
+      expect(JSON.parse(result.stdout)).toMatchObject({ confirmed: true });
+      expect(emulator.state.refreshTokens.size).toBe(0);
+      expect(tokenRequests(emulator, 'refresh_token')).toHaveLength(1);
+    },
+    15_000,
+  );
+
+  it('a live token with a refresh token: revoking the access token ends the pair (the refresh token is dead too)', async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5' });
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER });
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    const refreshToken = stored(configDir)?.refresh_token ?? '';
+    const result = await runCli(['logout'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(emulator.state.refreshTokens.size).toBe(0);
+    const reuse = await fetch(`${emulator.baseUrl}/oauth2/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: emulator.client.clientId,
+        client_secret: emulator.client.clientSecret,
+      }),
+    });
+    expect(reuse.status).toBe(400);
+  });
+});

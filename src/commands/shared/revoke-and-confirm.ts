@@ -2,6 +2,11 @@ import { hasErrorCode, MmauthError } from '../../errors.js';
 import { requestRevocation } from '../../oauth/revocation.js';
 import type { ClientAuthentication, ServerConfiguration } from '../../oauth/server-configuration.js';
 import { lookUpTokenInfo } from '../../oauth/token-info.js';
+import type { StoredToken } from '../../store/profile.js';
+import type { ProfileStore } from '../../store/profile-store.js';
+import { judgeStoredToken } from '../../store/token-state.js';
+import type { AppContext } from '../../context.js';
+import { renewToken } from './renewal.js';
 
 /**
  * What a revocation proved: `confirmed`, token info accepted the token before and refuses it after;
@@ -74,4 +79,45 @@ async function revokeThenLook(
     throw new MmauthError('revocation_not_confirmed', message);
   }
   return 'confirmed';
+}
+
+/** What ending a stored grant needs: the profile, its store, and the transport. */
+export interface GrantTarget {
+  profileName: string;
+  store: ProfileStore;
+  server: ServerConfiguration;
+  timeoutSeconds: number;
+}
+
+/**
+ * Ends the grant of a stored token (RFC 7009): an expired access token with a refresh token is
+ * first renewed (Doorkeeper 5.5 ignores the revocation of an expired access token's record, so its
+ * refresh token would live on), and revokeAndConfirm's token info look-up uses the new access token
+ * once, which retires the previous refresh token; then the access token is revoked, which ends its
+ * pair, and the refresh token too, with `token_type_hint`. `onNote` says what was done beyond that.
+ */
+export async function revokeStoredGrant(
+  stored: StoredToken,
+  target: GrantTarget,
+  client: ClientAuthentication,
+  ctx: AppContext,
+  onNote: (line: string) => void,
+): Promise<{ result: RevocationResult; accessToken: string }> {
+  let token = stored;
+  if (token.refreshToken !== undefined && judgeStoredToken(token, ctx.nowMs()) === 'expired') {
+    token = await renewToken(
+      token,
+      { profileName: target.profileName, store: target.store, timeoutSeconds: target.timeoutSeconds },
+      ctx,
+    );
+    onNote('the access token had expired: renewed it first, so that revoking it ends the grant and its refresh token');
+  }
+  const result = await revokeAndConfirm(target.server, client, token.accessToken);
+  if (token.refreshToken !== undefined) {
+    // The server ended the pair with its access token; asking again for the refresh token costs one request.
+    await requestRevocation(target.server, client, token.refreshToken, 'refresh_token').catch((error: unknown) => {
+      onNote(`the refresh token's own revocation failed: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
+  return { result, accessToken: token.accessToken };
 }
