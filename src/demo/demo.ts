@@ -23,7 +23,14 @@ interface Step {
   input?: string;
   /** How the command line is shown, when it differs from the arguments. */
   shown?: string;
+  /** Milliseconds to wait before the step (to let a token go stale). */
+  waitMs?: number;
+  /** The step prints the user's token (--json); with `mustChange`, a different one than before. */
+  printsUserToken?: 'first' | 'mustChange';
 }
+
+/** The demo's tokens live 6 s, so that one goes stale and renews within the demo (the margin is half that). */
+const TOKEN_TTL_S = 6;
 
 function runStep(step: Step, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string }> {
   return new Promise((done) => {
@@ -50,7 +57,7 @@ function runStep(step: Step, env: NodeJS.ProcessEnv): Promise<{ code: number | n
 async function main(): Promise<number> {
   const startedMs = Date.now();
   const configDir = mkdtempSync(join(tmpdir(), 'mmauth-demo-'));
-  const emulator = await startEmulator({ port: 0 });
+  const emulator = await startEmulator({ port: 0, tokenTtlS: TOKEN_TTL_S });
   const say = (line = '') => process.stdout.write(`${line}\n`);
   try {
     say(`mmauth demo — emulator at ${emulator.baseUrl}, config in ${configDir}`);
@@ -73,8 +80,17 @@ async function main(): Promise<number> {
         expectedExit: 0,
         env: { BROWSER: `${process.execPath} ${agent}` },
         shown: 'BROWSER=headless-browser mmauth login --scope "service userinfo.email" --json',
+        printsUserToken: 'first',
       },
       { title: "inspect the user's token", args: ['info', '--json'], expectedExit: 0 },
+      {
+        title: `the token goes stale (the emulator issues ${TOKEN_TTL_S}-second tokens here): \`mmauth token\` renews it with its refresh token`,
+        args: ['token', '--json'],
+        expectedExit: 0,
+        waitMs: (TOKEN_TTL_S / 2 + 0.5) * 1000,
+        shown: `sleep ${TOKEN_TTL_S / 2 + 0.5}; mmauth token --json`,
+        printsUserToken: 'mustChange',
+      },
       {
         title:
           'the implicit flow, in profile "browser" (token in the URL fragment, relayed by the listener page; no client secret)',
@@ -119,15 +135,20 @@ async function main(): Promise<number> {
       if (step.shown?.startsWith('MMAUTH_TOKEN=') === true) {
         step.env = { MMAUTH_TOKEN: userToken };
       }
+      if (step.waitMs !== undefined) await new Promise((resolve) => setTimeout(resolve, step.waitMs));
       const { code, stdout } = await runStep(step, env);
-      if (index === 0) {
+      let isRenewed = true;
+      if (step.printsUserToken !== undefined) {
         const json: unknown = JSON.parse(stdout || '{}');
-        userToken =
+        const token =
           typeof json === 'object' && json !== null && 'access_token' in json && typeof json.access_token === 'string'
             ? json.access_token
             : '';
+        isRenewed = step.printsUserToken === 'first' || (token !== '' && token !== userToken);
+        if (!isRenewed) say('  ✗ the token was not renewed');
+        userToken = token;
       }
-      const isExpected = code === step.expectedExit;
+      const isExpected = code === step.expectedExit && isRenewed;
       if (!isExpected) failures++;
       say(`  ${isExpected ? '✓' : '✗'} exit ${code ?? 'killed'} (expected ${step.expectedExit})`);
     }
