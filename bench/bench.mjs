@@ -306,6 +306,15 @@ async function main() {
     results.push(await comparePair('clientCredentialsVsNode', clientCredentials, nodeZero));
     // info reports to people, on stderr: its stdout stays empty.
     results.push(await comparePair('infoVsNode', { ...mmauth('mmauth info', ['info']), isSilent: true }, nodeZero));
+    // A renewal on loopback: a code-flow profile with a refresh token; `refresh` renews on every run
+    // (the path `token` takes for a stale token: refresh grant, then the new pair written under the lock).
+    const browser = `${process.execPath} ${join(root, 'dist', 'demo', 'headless-browser.js')}`;
+    execFileSync(process.execPath, [BIN, 'login', '--profile', 'renewing'], {
+      env: { ...serverEnv, BROWSER: browser },
+      stdio: 'ignore',
+    });
+    const renewal = mmauth('mmauth refresh --json (one renewal)', ['refresh', '--profile', 'renewing', '--json']);
+    results.push(await comparePair('renewalVsNode', renewal, nodeZero));
 
     log('emulator under autocannon (10 connections, 5 s of client-credentials requests)…');
     const load = await loadEmulator(emulator);
