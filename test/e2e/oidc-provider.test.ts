@@ -180,7 +180,8 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
     const carriers = provider.requests
       .filter((r) => `${r.url} ${r.body}`.includes(provider.clientSecret))
       .map((r) => `${r.method} ${r.url}`);
-    expect(carriers).toEqual(['POST /oauth2/token', 'POST /oauth2/revoke']);
+    // The access token's revocation, then its refresh token's: both to the revoke endpoint.
+    expect(carriers).toEqual(['POST /oauth2/token', 'POST /oauth2/revoke', 'POST /oauth2/revoke']);
   });
 
   it('a public client (token_endpoint_auth_method none): login on PKCE and client_id alone, then revoke with client_id alone', async () => {
@@ -205,5 +206,43 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
     expect(Object.fromEntries(revocation)).toMatchObject({ token, client_id: PUBLIC_CLIENT_ID });
     expect(revocation.has('client_secret')).toBe(false);
     expect(await provider.provider.AccessToken.find(token)).toBeUndefined();
+  });
+
+  it('renewal against immediate rotation: a stale token renews with its refresh token; the old refresh token is then refused', async () => {
+    const provider = await startTestProvider();
+    const configDir = makeConfigDir();
+    const env = envFor(provider, configDir, { BROWSER: HEADLESS_BROWSER });
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    const before = (readConfig(configDir) as { profiles: { default: { token: Record<string, string> } } }).profiles
+      .default.token;
+    expect(before.refresh_token).toBeDefined();
+    // As if the token's lifetime had passed: stale by the client's clock.
+    const config = readConfig(configDir) as { profiles: { default: { token: Record<string, string> } } };
+    config.profiles.default.token.obtained_at = new Date(Date.now() - 7_200_000).toISOString();
+    config.profiles.default.token.expires_at = new Date(Date.now() - 3_600_000).toISOString();
+    const { writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    writeFileSync(join(configDir, 'config.json'), JSON.stringify(config), { mode: 0o600 });
+
+    const token = await runCli(['token'], { env });
+    expect(token.code, token.stderr).toBe(0);
+    const renewed = token.stdout.trim();
+    expect(renewed).not.toBe(before.access_token);
+    expect(await provider.isActive(renewed)).toBe(true);
+    const after = (readConfig(configDir) as { profiles: { default: { token: Record<string, string> } } }).profiles
+      .default.token;
+    expect(after.refresh_token).not.toBe(before.refresh_token);
+    const reuse = await fetch(`${provider.baseUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: before.refresh_token ?? '',
+        client_id: provider.clientId,
+        client_secret: provider.clientSecret,
+      }),
+    });
+    expect(reuse.status).toBe(400);
+    expect(((await reuse.json()) as { error: string }).error).toBe('invalid_grant');
   });
 });

@@ -58,7 +58,7 @@ export async function startTestProvider(): Promise<TestProvider> {
         client_secret: clientSecret,
         application_type: 'native',
         redirect_uris: ['http://127.0.0.1/callback'],
-        grant_types: ['authorization_code', 'client_credentials'],
+        grant_types: ['authorization_code', 'client_credentials', 'refresh_token'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_post',
         scope: 'openid service userinfo.email',
@@ -81,6 +81,9 @@ export async function startTestProvider(): Promise<TestProvider> {
     },
     scopes: ['openid', 'service', 'userinfo.email'],
     pkce: { required: () => true },
+    // A refresh token with every code-flow token, rotated at once on use (the second use is refused).
+    issueRefreshToken: async () => true,
+    rotateRefreshToken: () => true,
     features: {
       clientCredentials: { enabled: true },
       revocation: { enabled: true },
