@@ -225,3 +225,27 @@ describe('revocation that ends the grant', () => {
     expect(reuse.status).toBe(400);
   });
 });
+
+describe('a renewal killed midway', () => {
+  it('kill -9 at random points of 12 renewals never leaves the profile without a usable refresh chain', async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5' });
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER });
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    const { startCli } = await import('../support/cli.js');
+    const { rmSync } = await import('node:fs');
+    for (let round = 0; round < 12; round++) {
+      const running = startCli(['refresh'], { env, timeoutMs: 10_000 });
+      await sleep(20 + ((round * 37) % 120));
+      running.child.kill('SIGKILL');
+      await running.done;
+      // The killed holder's lock would go stale after 10 s; here its time is up at once.
+      rmSync(join(configDir, 'config.json.lock'), { recursive: true, force: true });
+      rmSync(join(configDir, 'config.json.lock.pid'), { force: true });
+      expect(() => readConfig(configDir)).not.toThrow();
+    }
+    const after = await runCli(['refresh', '--json'], { env });
+    expect(after.code, after.stderr).toBe(0);
+    expect(await isAccepted(emulator, JSON.parse(after.stdout).access_token)).toBe(true);
+  }, 40_000);
+});
