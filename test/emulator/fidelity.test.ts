@@ -617,3 +617,103 @@ async function newCC(emulator: TestEmulator): Promise<void> {
     client_secret: emulator.client.clientSecret,
   });
 }
+
+describe('refresh tokens (server-behaviour.md, refresh tokens 1–6)', () => {
+  async function codeFlowPair(emulator: TestEmulator): Promise<Json> {
+    const response = await tokenRequest(emulator, codeExchange(emulator, await obtainCode(emulator)));
+    return json(response);
+  }
+  const refreshWith = (emulator: TestEmulator, refreshToken: string, extra: Record<string, string> = {}) =>
+    tokenRequest(emulator, {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: emulator.client.clientId,
+      client_secret: emulator.client.clientSecret,
+      ...extra,
+    });
+  const tokenInfo = (emulator: TestEmulator, token: string) =>
+    fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${token}` } });
+  const revoke = (emulator: TestEmulator, token: string) =>
+    fetch(`${emulator.baseUrl}/oauth2/revoke`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        token,
+        client_id: emulator.client.clientId,
+        client_secret: emulator.client.clientSecret,
+      }),
+    });
+
+  it('row 1: only the code flow gets one; client credentials and implicit tokens never do', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    expect((await codeFlowPair(emulator)).refresh_token).toMatch(/^[\w-]{43}$/);
+    const cc = await json(
+      await tokenRequest(emulator, {
+        grant_type: 'client_credentials',
+        client_id: emulator.client.clientId,
+        client_secret: emulator.client.clientSecret,
+      }),
+    );
+    expect(cc).not.toHaveProperty('refresh_token');
+  });
+
+  it('rows 2–3: a new pair with the original lifetime; the old refresh token lives until the new access token is first used', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const first = await codeFlowPair(emulator);
+    const second = await json(await refreshWith(emulator, first.refresh_token));
+    expect(second).toMatchObject({
+      token_type: 'bearer',
+      expires_in: 7200,
+      refresh_token: expect.stringMatching(/^[\w-]{43}$/),
+    });
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    // Not used yet: the old refresh token still works (a concurrent refresh succeeds).
+    const third = await json(await refreshWith(emulator, first.refresh_token));
+    expect(third.access_token).toMatch(/^[\w-]{43}$/);
+    expect((await tokenInfo(emulator, third.access_token)).status).toBe(200);
+    const afterUse = await refreshWith(emulator, first.refresh_token);
+    expect(afterUse.status).toBe(400);
+    expect((await json(afterUse)).error).toBe('invalid_grant');
+    expect((await tokenInfo(emulator, first.access_token)).status).toBe(200);
+  });
+
+  it('row 4: unknown refresh token 400 invalid_grant; wrong secret 401 invalid_client; refresh tokens off 400 unsupported_grant_type', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const pair = await codeFlowPair(emulator);
+    expect((await json(await refreshWith(emulator, 'unknown-refresh-token'))).error).toBe('invalid_grant');
+    const wrongSecret = await refreshWith(emulator, pair.refresh_token, { client_secret: 'wrong' });
+    expect(wrongSecret.status).toBe(401);
+    const off = await startTestEmulator({ autoApprove: true, refreshTokens: false });
+    expect(await codeFlowPair(off)).not.toHaveProperty('refresh_token');
+    const refused = await refreshWith(off, pair.refresh_token);
+    expect(refused.status).toBe(400);
+    expect((await json(refused)).error).toBe('unsupported_grant_type');
+  });
+
+  it.each(['spec', 'doorkeeper5'] as const)(
+    'row 5: revoking either token of a live pair revokes both (%s)',
+    async (flavor) => {
+      const emulator = await startTestEmulator({ autoApprove: true, flavor });
+      for (const which of ['access_token', 'refresh_token'] as const) {
+        const pair = await codeFlowPair(emulator);
+        expect((await revoke(emulator, pair[which])).status).toBe(200);
+        expect((await tokenInfo(emulator, pair.access_token)).status).toBe(401);
+        expect((await refreshWith(emulator, pair.refresh_token)).status).toBe(400);
+      }
+    },
+  );
+
+  it('row 5: Doorkeeper 5.5 leaves the pair of an expired access token alone: its refresh token lives on', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5', tokenTtlS: 60 });
+    const pair = await codeFlowPair(emulator);
+    emulator.advanceSeconds(120);
+    expect((await revoke(emulator, pair.access_token)).status).toBe(200);
+    expect((await refreshWith(emulator, pair.refresh_token)).status).toBe(200);
+  });
+
+  it('row 6: refresh tokens have no expiry of their own', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true, tokenTtlS: 60 });
+    const pair = await codeFlowPair(emulator);
+    emulator.advanceSeconds(30 * 86_400);
+    expect((await refreshWith(emulator, pair.refresh_token)).status).toBe(200);
+  });
+});
