@@ -2,6 +2,7 @@ import { createBrowserLauncher, type BrowserLauncher } from './browser/open-brow
 import { MmauthError } from './errors.js';
 import { createHttpClient } from './http/http-client.js';
 import type { HttpClient } from './http/http-types.js';
+import type { StreamedResponse, StreamRequest } from './http/stream-request.js';
 import type { AuthorizationRandomness } from './oauth/authorization-code.js';
 import { openProfileStore, type ProfileStore } from './store/profile-store.js';
 import { createFdWriter, type Writer } from './ui/fd-writer.js';
@@ -36,6 +37,12 @@ export interface AppContext {
   readTextFile(path: string): Promise<string>;
   /** Reads all of stdin as UTF-8, at most 64 KiB (`input_too_large`). */
   readStdin(): Promise<string>;
+  /** Sends a request whose answer streams (`mmauth api`): the transport of createHttpClient, body not read. */
+  stream(
+    url: URL,
+    request: StreamRequest,
+    options: { timeoutMs: number; trace?: (line: string) => void; secrets?: readonly string[] },
+  ): Promise<StreamedResponse>;
   /** `state` and PKCE verifier source; undefined: oauth4webapi's CSPRNG generators. */
   random?: AuthorizationRandomness;
 }
@@ -92,6 +99,13 @@ export function createContext(proc: ProcessLike, signal: AbortSignal, version = 
         env: proc.env,
         userAgent: `mmauth/${version}`,
         ...(trace === undefined ? {} : { trace }),
+      }),
+    stream: async (url, request, options) =>
+      (await import('./http/stream-request.js')).sendStreamRequest(url, request, {
+        ...options,
+        interrupt: signal,
+        env: proc.env,
+        userAgent: `mmauth/${version}`,
       }),
     browser: (isVerbose) => createBrowserLauncher(proc.env, proc.platform, isVerbose),
     readTextFile: async (path) => (await import('node:fs/promises')).readFile(path, 'utf8'),

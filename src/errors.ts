@@ -27,6 +27,8 @@ export const ERROR_CODES = [
   'identity_change',
   'client_secret_required',
   'personal_token',
+  'foreign_url',
+  'invalid_header',
   // No answer (exit 3).
   'connection_failed',
   'request_timeout',
@@ -41,6 +43,7 @@ export const ERROR_CODES = [
   'refresh_refused',
   'state_mismatch',
   'revocation_not_confirmed',
+  'api_unauthorized',
   // The server's OAuth error; the exit code follows `oauthError` (RFC 6749 §4.1.2.1, §5.2; RFC 7009).
   'authorization_error',
   'token_endpoint_error',
@@ -48,6 +51,7 @@ export const ERROR_CODES = [
   // Anything else (exit 1).
   'malformed_response',
   'unexpected_status',
+  'api_error',
   'response_too_large',
   'store_unreadable',
   'store_malformed',

@@ -1,4 +1,5 @@
 import { Command } from '@commander-js/extra-typings';
+import { registerApi } from './commands/api.js';
 import { registerClientCredentials } from './commands/client-credentials.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerEmulator } from './commands/emulator.js';
@@ -54,6 +55,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 network/timeout, 4 authentication/authoriz
   registerRevoke(program, ctx);
   registerToken(program, ctx);
   registerRefresh(program, ctx);
+  registerApi(program, ctx);
   registerHeader(program, ctx);
   registerStatus(program, ctx);
   registerLogout(program, ctx);

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readCappedBody } from '../util/read-capped-body.js';
 import { authorizeGet, authorizePost, signIn } from './endpoints/authorize.js';
 import type { EmulatorFlavor, EndpointContext, EndpointHandler } from './endpoints/context.js';
+import { apiEcho, apiMe } from './endpoints/api.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
 import { tokenInfoEndpoint } from './endpoints/token-info.js';
 import { tokenEndpoint } from './endpoints/token.js';
@@ -36,6 +37,12 @@ const ROUTES: Readonly<Record<string, EndpointHandler>> = {
   'POST /oauth2/token': tokenEndpoint,
   'GET /oauth2/token/info': tokenInfoEndpoint,
   'POST /oauth2/revoke': revokeEndpoint,
+  'GET /api/me': apiMe,
+  'GET /api/echo': apiEcho,
+  'POST /api/echo': apiEcho,
+  'PUT /api/echo': apiEcho,
+  'PATCH /api/echo': apiEcho,
+  'DELETE /api/echo': apiEcho,
 };
 
 const MAX_BODY_BYTES = 64 * 1024;
@@ -59,7 +66,8 @@ export function createRequestHandler(options: HandlerOptions): (req: IncomingMes
       return;
     }
     const method = req.method ?? 'GET';
-    const body = method === 'POST' ? readCappedBody(req, MAX_BODY_BYTES) : Promise.resolve(new Uint8Array());
+    const hasBody = method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE';
+    const body = hasBody ? readCappedBody(req, MAX_BODY_BYTES) : Promise.resolve(new Uint8Array());
     void body.then(
       (bytes) => {
         const text = bytes === undefined ? '' : Buffer.from(bytes).toString('utf8');
@@ -71,7 +79,7 @@ export function createRequestHandler(options: HandlerOptions): (req: IncomingMes
         const handler = ROUTES[`${method} ${url.pathname}`];
         if (handler === undefined) return sendNotFound(res);
         try {
-          handler({ req, res, url, form: new URLSearchParams(text) }, context);
+          handler({ req, res, url, form: new URLSearchParams(text), body: text }, context);
         } catch {
           badRequest(res);
         }

@@ -2,8 +2,8 @@ import { fstatSync, statSync, writeSync } from 'node:fs';
 
 /** Where a command's text goes: stdout or stderr, written at once. */
 export interface Writer {
-  /** Writes `text` whole before returning (or hands it to the stream when the descriptor would block). */
-  write(text: string): void;
+  /** Writes `text` (UTF-8) or bytes whole before returning (or hands them to the stream when the descriptor would block). */
+  write(text: string | Uint8Array): void;
   /** Whether the descriptor is a terminal; judged on first use. */
   readonly isTTY: boolean;
   /** The terminal's width in columns; undefined when it is not a terminal. */
@@ -54,7 +54,10 @@ export function createFdWriter(fd: number, stream: StreamSource): Writer {
         fallback.write(text);
         return;
       }
-      let bytes = Buffer.from(text, 'utf8');
+      let bytes =
+        typeof text === 'string'
+          ? Buffer.from(text, 'utf8')
+          : Buffer.from(text.buffer, text.byteOffset, text.byteLength);
       while (bytes.byteLength > 0) {
         try {
           bytes = bytes.subarray(writeSync(fd, bytes));

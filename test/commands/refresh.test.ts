@@ -24,6 +24,7 @@ describe('isFresh: max(--min-ttl, min(60 s, half the issued lifetime)) left', ()
     ['4 s token, 1 s left', token(-3, 1), 0, false],
     ['7200 s token, 200 s left, --min-ttl 300', token(-7000, 200), 300, false],
     ['no expiry, --min-ttl 999999', token(-10, undefined), 999_999, true],
+    ['expired, with a lifetime that was never positive', token(0, -5), 0, false],
   ])('%s: %s', (_what, stored, minTtl, expected) => {
     expect(isFresh(stored, NOW, minTtl)).toBe(expected);
   });

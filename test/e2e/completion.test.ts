@@ -9,6 +9,7 @@ const COMMANDS = [
   'revoke',
   'token',
   'refresh',
+  'api',
   'header',
   'status',
   'logout',

@@ -15,18 +15,20 @@ import type { Prompter } from '../../src/ui/prompts.js';
 /** A Writer that keeps what it was given. */
 export interface BufferedWriter extends Writer {
   text(): string;
+  bytes(): Buffer;
 }
 
 function bufferedWriter(): BufferedWriter {
-  let text = '';
+  const chunks: Buffer[] = [];
   return {
     write: (chunk) => {
-      text += chunk;
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk));
     },
     isTTY: false,
     columns: undefined,
     flush: async () => undefined,
-    text: () => text,
+    text: () => Buffer.concat(chunks).toString('utf8'),
+    bytes: () => Buffer.concat(chunks),
   };
 }
 
@@ -128,6 +130,13 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
     store: openStore,
     http: (timeoutMs, trace) =>
       createHttpClient({ timeoutMs, interrupt: interrupt.signal, env, ...(trace === undefined ? {} : { trace }) }),
+    stream: async (url, request, streamOptions) =>
+      (await import('../../src/http/stream-request.js')).sendStreamRequest(url, request, {
+        ...streamOptions,
+        interrupt: interrupt.signal,
+        env,
+        userAgent: 'mmauth/test',
+      }),
     browser: () => ({ open: browser ?? (async () => ({ isOpened: false, reason: 'no browser in this test' })) }),
     readTextFile: async (path) => (await import('node:fs/promises')).readFile(path, 'utf8'),
     readStdin: () => readStdinText(stdin),

@@ -6,7 +6,7 @@ import type { ServerConfiguration } from '../../oauth/server-configuration.js';
 import { LOCK_HOLD_MAX_MS } from '../../store/config-lock.js';
 import type { Profile, StoredToken } from '../../store/profile.js';
 import type { ProfileStore } from '../../store/profile-store.js';
-import { secondsLeft } from '../../store/token-state.js';
+import { judgeStoredToken, secondsLeft } from '../../store/token-state.js';
 import { nextStep } from './next-step.js';
 import { pickSetting } from './settings.js';
 import { toStoredToken } from './token-record.js';
@@ -32,6 +32,7 @@ export function isFresh(token: StoredToken, nowMs: number, minTtlS: number): boo
   const leftS = secondsLeft(token, nowMs);
   const lifetimeS = issuedLifetimeS(token);
   if (leftS === undefined || lifetimeS === undefined) return true;
+  if (judgeStoredToken(token, nowMs) === 'expired') return false;
   return leftS >= Math.max(minTtlS, Math.min(MARGIN_S, lifetimeS / 2));
 }
 

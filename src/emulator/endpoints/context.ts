@@ -18,6 +18,8 @@ export interface EndpointRequest {
   res: ServerResponse;
   url: URL;
   form: URLSearchParams;
+  /** The raw body as text (empty for a request without one). */
+  body: string;
 }
 
 /** An endpoint: answers one request. */

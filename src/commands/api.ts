@@ -1,0 +1,166 @@
+import type { Command } from '@commander-js/extra-typings';
+import type { AppContext } from '../context.js';
+import { MmauthError } from '../errors.js';
+import type { StreamedResponse } from '../http/stream-request.js';
+import { parseChallengeError } from '../oauth/describe-error.js';
+import { writeApiAnswer } from '../ui/api-output.js';
+import { buildApiRequest, type ApiRequest } from './shared/api-request.js';
+import { profileFlag } from './shared/next-step.js';
+import { MAX_TIMER_SECONDS, parseSeconds } from './shared/options.js';
+import { renewalOf, renewToken } from './shared/renewal.js';
+import { isVerbose, pickSetting } from './shared/settings.js';
+import { openLocalTarget } from './shared/target.js';
+import { usableAccessToken } from './shared/usable-token.js';
+
+/** Options of `mmauth api`. */
+export interface ApiOptions {
+  method?: string;
+  header: string[];
+  data?: string;
+  field: string[];
+  include?: boolean;
+  silent?: boolean;
+  profile?: string;
+  timeout: number;
+  verbose?: boolean;
+  /** false with --no-renew. */
+  renew: boolean;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** Registers `mmauth api`; the logic is runApi. */
+export function registerApi(program: Command, ctx: AppContext): void {
+  program
+    .command('api')
+    .description(
+      "make one authenticated HTTP request to the service's API with the profile's token (renewed first when needed)",
+    )
+    .argument('<path-or-url>', "a path (/api/…), resolved against the base URL, or a URL on the base URL's origin")
+    .option('-X, --method <method>', 'HTTP method (default GET, or POST with a body)')
+    .option(
+      '-H, --header <name: value>',
+      'a request header field (repeatable; not Authorization)',
+      collect,
+      [] as string[],
+    )
+    .option('-d, --data <body>', 'the request body: a string, @file, or @- for standard input')
+    .option(
+      '-f, --field <key=value>',
+      'a field: query parameter with -X GET, else a member of a JSON body (repeatable)',
+      collect,
+      [] as string[],
+    )
+    .option('-i, --include', 'print the status line and response header fields before the body')
+    .option('--silent', 'print no body')
+    .option('--profile <name>', 'profile to use (env MMAUTH_PROFILE; default "default")')
+    .option('--timeout <seconds>', 'bound on each request', parseSeconds(1, MAX_TIMER_SECONDS), 30)
+    .option('--no-renew', 'never renew the token (no request but this one)')
+    .option('--verbose', 'trace the exchange (the token redacted), status and timing on stderr')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 for 2xx and 3xx (redirects are never followed with a token), 4 for 401/403,
+1 for any other status (the body is still printed), 3 network, 2 usage.
+
+Examples:
+  $ mmauth api /api/me
+  $ mmauth api -i /api/me
+  $ echo '{"title": "Plans"}' | mmauth api -X POST /api/echo -d @-
+  $ mmauth api /api/echo -f q=maps -X GET`,
+    )
+    .action(async (target, options) => runApi(target, options, ctx));
+}
+
+/** Whether the answer says the token itself was refused: a 401 whose challenge says invalid_token (RFC 6750 §3.1). */
+function isInvalidToken(response: StreamedResponse): boolean {
+  return (
+    response.status === 401 && parseChallengeError(response.headers['www-authenticate'])?.error === 'invalid_token'
+  );
+}
+
+/**
+ * One authenticated request (RFC 6750 §2.1) to `target` on the profile's server, with the token
+ * `token` would print (renewed first when stale). A 401 invalid_token renews once, whatever the
+ * lifetime left, and replays the (buffered) request once. The answer goes to stdout
+ * (writeApiAnswer); the status decides the exit: 2xx/3xx 0, 401/403 `api_unauthorized` (4), any
+ * other `api_error` (1), each after the body. Throws `foreign_url` and usage errors before any
+ * connection, network errors (3).
+ */
+export async function runApi(target: string, options: ApiOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const local = await openLocalTarget(options, ctx);
+  const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, local.profile?.baseUrl);
+  if (baseUrl === undefined) {
+    throw new MmauthError('no_base_url', 'no base URL', {
+      hint: `log in first, or set MMAUTH_BASE_URL${profileFlag(local.profileName)}`,
+    });
+  }
+  const request = await buildApiRequest(target, baseUrl, options, ctx);
+  const choice = await usableAccessToken({ ...options, minTtl: 0, json: false }, ctx, (line) => out.warn(line));
+  const trace = isVerbose(options, ctx.env) ? (line: string) => out.debug(line) : undefined;
+  const send = (accessToken: string) =>
+    ctx.stream(
+      request.url,
+      {
+        method: request.method,
+        headers: { ...request.headers, authorization: `Bearer ${accessToken}` },
+        body: request.body,
+      },
+      {
+        timeoutMs: options.timeout * 1000,
+        secrets: [accessToken],
+        ...(trace === undefined ? {} : { trace }),
+      },
+    );
+  const startedMs = performance.now();
+  let response = await send(choice.accessToken);
+  const stored = choice.stored;
+  if (
+    isInvalidToken(response) &&
+    options.renew &&
+    stored !== undefined &&
+    local.profile !== undefined &&
+    renewalOf(local.profile, ctx.env) !== 'none'
+  ) {
+    response.body.resume();
+    const renewed = await renewToken(
+      stored,
+      { profileName: local.profileName, store: local.store, timeoutSeconds: options.timeout },
+      ctx,
+    );
+    out.info('the server refused the token (invalid_token): renewed it and sent the request again');
+    response = await send(renewed.accessToken);
+  }
+  trace?.(
+    `< ${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`} (${Math.round(performance.now() - startedMs)} ms)`,
+  );
+  if (response.status >= 300 && response.status < 400 && response.headers.location !== undefined) {
+    out.info(`redirect (HTTP ${response.status}) to ${response.headers.location}: not followed with the token`);
+  }
+  await writeApiAnswer(
+    response,
+    ctx.stdout,
+    { isInclude: options.include === true, isSilent: options.silent === true },
+    (line) => out.warn(line),
+  );
+  throwForStatus(response, request, local.profileName);
+}
+
+function throwForStatus(response: StreamedResponse, request: ApiRequest, profileName: string): void {
+  const { status } = response;
+  if (status < 400) return;
+  const label = `${request.method} ${request.url.href} answered HTTP ${status}`;
+  if (status === 401 || status === 403) {
+    const challenge = parseChallengeError(response.headers['www-authenticate']);
+    throw new MmauthError('api_unauthorized', `${label}${challenge === undefined ? '' : ` (${challenge.error})`}`, {
+      status,
+      oauthError: challenge?.error,
+      hint:
+        status === 403
+          ? `the token lacks a scope this needs: log in with more (--scope …${profileFlag(profileName)})`
+          : `log in again: mmauth login${profileFlag(profileName)}`,
+    });
+  }
+  throw new MmauthError('api_error', label, { status });
+}
