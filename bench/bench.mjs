@@ -315,6 +315,21 @@ async function main() {
     });
     const renewal = mmauth('mmauth refresh --json (one renewal)', ['refresh', '--profile', 'renewing', '--json']);
     results.push(await comparePair('renewalVsNode', renewal, nodeZero));
+    if (curlVersion !== undefined) {
+      // One API call: mmauth api, against the two-process recipe that keeps the token out of argv.
+      const me = `${emulator.base_url}/api/me`;
+      const api = mmauth('mmauth api /api/me', ['api', '/api/me', '--profile', 'renewing']);
+      const recipe = {
+        label: 'mmauth header | curl -H @- (same GET)',
+        argv: [
+          'sh',
+          '-c',
+          `"${process.execPath}" "${BIN}" header --profile renewing | curl -sS --fail-with-body -H @- "${me}"`,
+        ],
+        env: serverEnv,
+      };
+      results.push(await comparePair('apiVsHeaderCurl', api, recipe));
+    }
 
     log('emulator under autocannon (10 connections, 5 s of client-credentials requests)…');
     const load = await loadEmulator(emulator);

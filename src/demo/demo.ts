@@ -84,6 +84,11 @@ async function main(): Promise<number> {
       },
       { title: "inspect the user's token", args: ['info', '--json'], expectedExit: 0 },
       {
+        title: "call the API with the user's token (the emulator's own protected resource)",
+        args: ['api', '/api/me'],
+        expectedExit: 0,
+      },
+      {
         title: `the token goes stale (the emulator issues ${TOKEN_TTL_S}-second tokens here): \`mmauth token\` renews it with its refresh token`,
         args: ['token', '--json'],
         expectedExit: 0,
@@ -137,6 +142,7 @@ async function main(): Promise<number> {
       }
       if (step.waitMs !== undefined) await new Promise((resolve) => setTimeout(resolve, step.waitMs));
       const { code, stdout } = await runStep(step, env);
+      if (stdout !== '' && !stdout.endsWith('\n')) say();
       let isRenewed = true;
       if (step.printsUserToken !== undefined) {
         const json: unknown = JSON.parse(stdout || '{}');
