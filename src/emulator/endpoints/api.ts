@@ -1,7 +1,25 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendJson } from '../responses.js';
+import type { AccessTokenRecord, EmulatorState } from '../state.js';
 import type { EndpointHandler } from './context.js';
 
 const INVALID_TOKEN = 'The access token is invalid';
+
+/** The live token of an `Authorization: Bearer` request, recorded as used, or undefined. */
+function bearerRecord(req: IncomingMessage, state: EmulatorState): AccessTokenRecord | undefined {
+  const bearer = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  return bearer?.[1] === undefined ? undefined : state.useToken(bearer[1]);
+}
+
+/** Doorkeeper's 401 for a token it does not know alive (RFC 6750 §3.1). */
+function sendInvalidToken(res: ServerResponse): void {
+  sendJson(
+    res,
+    401,
+    { error: 'invalid_token', error_description: INVALID_TOKEN },
+    { 'www-authenticate': `Bearer realm="Doorkeeper", error="invalid_token", error_description="${INVALID_TOKEN}"` },
+  );
+}
 
 /**
  * The emulator's own protected resource, so that `mmauth api` can be tried offline (not the
@@ -11,17 +29,9 @@ const INVALID_TOKEN = 'The access token is invalid';
  * without `service`. A use of the token, like token info (it retires a rotated refresh token).
  */
 export const apiMe: EndpointHandler = ({ req, res }, { state }) => {
-  const bearer = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  const record = bearer?.[1] === undefined ? undefined : state.useToken(bearer[1]);
+  const record = bearerRecord(req, state);
   if (record === undefined) {
-    sendJson(
-      res,
-      401,
-      { error: 'invalid_token', error_description: INVALID_TOKEN },
-      {
-        'www-authenticate': `Bearer realm="Doorkeeper", error="invalid_token", error_description="${INVALID_TOKEN}"`,
-      },
-    );
+    sendInvalidToken(res);
     return;
   }
   if (!record.scopes.includes('service')) {
@@ -41,16 +51,8 @@ export const apiMe: EndpointHandler = ({ req, res }, { state }) => {
 
 /** `/api/echo` (any method): what the request carried, for trying `mmauth api -X POST -d …` offline. */
 export const apiEcho: EndpointHandler = ({ req, res, url, body }, { state }) => {
-  const bearer = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  if (bearer?.[1] === undefined || state.useToken(bearer[1]) === undefined) {
-    sendJson(
-      res,
-      401,
-      { error: 'invalid_token', error_description: INVALID_TOKEN },
-      {
-        'www-authenticate': `Bearer realm="Doorkeeper", error="invalid_token", error_description="${INVALID_TOKEN}"`,
-      },
-    );
+  if (bearerRecord(req, state) === undefined) {
+    sendInvalidToken(res);
     return;
   }
   sendJson(res, 200, {
