@@ -1,34 +1,65 @@
 import { CommanderError } from '@commander-js/extra-typings';
 import { createContext, type AppContext } from './context.js';
 import { MmauthError } from './errors.js';
-import { describeFailure, ExitCode, type FailureContext } from './commands/shared/failure.js';
+import { describeFailure, ExitCode, type FailureContext, type FailureReport } from './commands/shared/failure.js';
 import { failureContextFor, type FailedRun } from './commands/shared/failure-context.js';
 import { conflictMessage } from './commands/shared/conflicts.js';
 import { isVerbose } from './commands/shared/settings.js';
 import { buildProgram } from './program.js';
 
-/** Prints `error` for people on stderr and returns the exit code (README "Exit codes"). */
+/**
+ * Prints `error` for people on stderr and, with `isJson`, as one JSON document on stdout unless the
+ * command already printed its own (README "Errors under --json"); returns the exit code.
+ */
 async function report(
   error: unknown,
   ctx: AppContext,
   context: FailureContext,
-  isVerboseRun: boolean,
+  flags: { isVerbose: boolean; isJson: boolean },
 ): Promise<number> {
+  const out = await ctx.output();
+  const printJson = (failure: FailureReport) => {
+    if (!flags.isJson || out.hasPrintedJson) return;
+    const { code, message, hint, exitCode, oauthError, status } = failure;
+    out.json({
+      error: {
+        code,
+        message,
+        hint: hint ?? null,
+        exit_code: exitCode,
+        ...(oauthError === undefined ? {} : { oauth_error: oauthError }),
+        ...(status === undefined ? {} : { status }),
+      },
+    });
+  };
   if (error instanceof CommanderError) {
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.ok;
     const conflict = error.code === 'commander.conflictingOption' ? conflictMessage(error.message) : undefined;
-    // Commander printed every other usage error itself.
-    if (conflict === undefined) return ExitCode.usage;
+    if (conflict === undefined) {
+      // Commander printed its message itself; under --json the document says it too.
+      const message = error.message.replace(/^error:\s*/, '');
+      printJson({
+        code: 'usage',
+        message,
+        hint: undefined,
+        exitCode: ExitCode.usage,
+        oauthError: undefined,
+        status: undefined,
+      });
+      return ExitCode.usage;
+    }
     error = new MmauthError('conflicting_options', conflict);
   }
-  const out = await ctx.output();
   if (ctx.signal.aborted || (error instanceof Error && error.name === 'ExitPromptError')) {
     out.error('interrupted');
+    const interrupted = { code: 'interrupted', message: 'interrupted', exitCode: ExitCode.interrupted } as const;
+    printJson({ ...interrupted, hint: undefined, oauthError: undefined, status: undefined });
     return ExitCode.interrupted;
   }
   const failure = describeFailure(error, context);
   out.error(failure.message, failure.hint);
-  if (isVerboseRun) {
+  printJson(failure);
+  if (flags.isVerbose) {
     let cause: unknown = error;
     while (cause instanceof Error) {
       out.info(cause.stack ?? String(cause));
@@ -66,7 +97,12 @@ export async function main(argv: string[], version: string): Promise<never> {
     await program.parseAsync(argv);
   } catch (error) {
     const context = await failureContextFor(run, ctx);
-    exitCode = await report(error, ctx, context, isVerbose({ verbose: argv.includes('--verbose') }, ctx.env));
+    // `api` prints the server's body, never a document of its own: it has no --json.
+    const isJson = run.command !== 'api' && (run.options.json === true || argv.includes('--json'));
+    exitCode = await report(error, ctx, context, {
+      isVerbose: isVerbose({ verbose: argv.includes('--verbose') }, ctx.env),
+      isJson,
+    });
   }
   await Promise.all([ctx.stdout.flush(), ctx.stderr.flush()]);
   process.exit(exitCode);

@@ -29,6 +29,8 @@ export interface Output {
   raw(text: string): void;
   /** Whether stderr is a terminal (progress may redraw lines). */
   readonly isTerminal: boolean;
+  /** Whether a JSON document went to stdout (so that a failure under --json prints no second one). */
+  readonly hasPrintedJson: boolean;
 }
 
 interface Paint {
@@ -55,12 +57,19 @@ export async function createOutput(streams: OutputStreams, env: NodeJS.ProcessEn
     paint = chalk;
   }
   const err = (line: string) => streams.stderr.write(`${line}\n`);
+  let hasPrintedJson = false;
   // Whatever a server, a user or the environment supplied is shown escaped, never obeyed.
   const safe = sanitizeForTerminal;
   return {
     isTerminal,
     data: (line) => streams.stdout.write(`${line}\n`),
-    json: (value) => streams.stdout.write(`${escapeJsonForTerminal(JSON.stringify(value, null, 2))}\n`),
+    json: (value) => {
+      hasPrintedJson = true;
+      streams.stdout.write(`${escapeJsonForTerminal(JSON.stringify(value, null, 2))}\n`);
+    },
+    get hasPrintedJson() {
+      return hasPrintedJson;
+    },
     info: (line) => err(safe(line)),
     success: (line) => err(`${paint.green('✓')} ${safe(line)}`),
     warn: (line) => err(`${paint.yellow('!')} ${paint.yellow(safe(line))}`),
