@@ -29,6 +29,7 @@ export const ERROR_CODES = [
   'personal_token',
   'foreign_url',
   'invalid_header',
+  'authorization_request_rejected',
   // No answer (exit 3).
   'connection_failed',
   'request_timeout',

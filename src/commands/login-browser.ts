@@ -76,6 +76,8 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
       { clientId, redirectUri, scope, responseType },
       ctx.random,
     );
+    if (options.probe)
+      await probe(target.server, request, { clientId, clientSecret: clientSecret ?? usable?.clientSecret }, out);
     await offerAuthorizationUrl(options, ctx, out, request, endpoints.baseUrl, listener.port, pasted !== undefined);
     const judge: ResponseJudge = isImplicit
       ? async (url) =>
@@ -129,6 +131,29 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     pasted?.close();
     await listener.close();
   }
+}
+
+/**
+ * Asks the authorization endpoint once before waiting (probeAuthorizationEndpoint), so that a
+ * request it rejects fails at once. A probe redirect carrying an access token (an implicit-flow
+ * server that approves without asking) is never used: that token is revoked at once.
+ */
+async function probe(
+  server: ServerConfiguration,
+  request: AuthorizationRequest,
+  client: ClientAuthentication,
+  out: Output,
+): Promise<void> {
+  const { probeAuthorizationEndpoint } = await import('../oauth/authorization-probe.js');
+  const outcome = await probeAuthorizationEndpoint(server, request.url);
+  if (outcome.kind !== 'redirect') return;
+  const fragment = new URLSearchParams(outcome.location.split('#')[1] ?? '');
+  const leaked = fragment.get('access_token');
+  if (leaked === null || leaked === '') return;
+  const { requestRevocation } = await import('../oauth/revocation.js');
+  await requestRevocation(server, client, leaked).catch((error: unknown) => {
+    out.warn(`the probe's own token could not be revoked: ${error instanceof Error ? error.message : String(error)}`);
+  });
 }
 
 /** A public attempt's invalid_client: the server knows this client as confidential, so it needs its secret. */

@@ -27,6 +27,8 @@ export interface LoginOptions extends ClientOptions {
   verify: boolean;
   /** Replace the profile's token although it is a client token or belongs to another server. */
   replace?: boolean;
+  /** false with --no-probe: do not ask the authorization endpoint before waiting. */
+  probe: boolean;
 }
 
 /** Registers `mmauth login`: flags, exclusions, description and examples; the logic is runLogin. */
@@ -58,6 +60,10 @@ export function registerLogin(program: Command, ctx: AppContext): void {
       ).conflicts(['implicit', 'redirectUri', 'scope']),
     )
     .option('--no-verify', 'with --with-token: store the token without asking token info about it')
+    .option(
+      '--no-probe',
+      'do not ask the authorization endpoint first (it catches an unknown client, redirect URI or scope at once)',
+    )
     .option(
       '--replace',
       "replace the profile's token even if it is a client's or another server's (its old credentials are dropped)",

@@ -60,18 +60,19 @@ describe('flags → options', () => {
       { timeout: 30, save: false, scope: 'service', clientId: 'app' },
     ],
     [['client-credentials', '--client-secret-file', '/s'], { timeout: 30, save: true, clientSecretFile: '/s' }],
-    [['login'], { timeout: 30, wait: 300, browser: true, verify: true }],
+    [['login'], { timeout: 30, wait: 300, browser: true, verify: true, probe: true }],
     [
       ['login', '--no-browser', '--wait', '5', '--implicit'],
-      { timeout: 30, wait: 5, browser: false, verify: true, implicit: true },
+      { timeout: 30, wait: 5, browser: false, verify: true, implicit: true, probe: true },
     ],
     [
       ['login', '--redirect-uri', 'http://127.0.0.1:8976/cb'],
-      { timeout: 30, wait: 300, browser: true, verify: true, redirectUri: 'http://127.0.0.1:8976/cb' },
+      { timeout: 30, wait: 300, browser: true, verify: true, redirectUri: 'http://127.0.0.1:8976/cb', probe: true },
     ],
+    [['login', '--no-probe'], { timeout: 30, wait: 300, browser: true, verify: true, probe: false }],
     [
       ['login', '--with-token', '--no-verify'],
-      { timeout: 30, wait: 300, browser: true, verify: false, withToken: true },
+      { timeout: 30, wait: 300, browser: true, verify: false, withToken: true, probe: true },
     ],
     [['revoke', '--client-secret-stdin'], { timeout: 30, clientSecretStdin: true }],
     [['logout', '--local-only'], { timeout: 30, localOnly: true }],

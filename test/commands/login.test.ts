@@ -8,7 +8,7 @@ import { failureOf, rejectedBy } from '../support/failure.js';
 const NOW = Date.parse('2026-11-23T12:00:00Z');
 const STATE = 'state-0123456789abcdefghijklmnopqrstuvwxyzABC';
 const VERIFIER = 'verifier-0123456789abcdefghijklmnopqrstuvwxyzABCDEF';
-const options: LoginOptions = { timeout: 5, wait: 5, browser: true, verify: true };
+const options: LoginOptions = { timeout: 5, wait: 5, browser: true, verify: true, probe: true };
 
 function contextFor(emulator: TestEmulator, browser: BrowserStandIn, env: Record<string, string> = {}) {
   return createTestContext({

@@ -42,7 +42,7 @@ describe('renewToken: one renewal across processes (in-process, against the emul
         MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
       },
     });
-    await runLogin({ timeout: 5, wait: 5, browser: true, verify: true }, ctx);
+    await runLogin({ timeout: 5, wait: 5, browser: true, verify: true, probe: true }, ctx);
     return {
       emulator,
       ctx,

@@ -63,6 +63,7 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   personal_token: ExitCode.usage,
   foreign_url: ExitCode.usage,
   invalid_header: ExitCode.usage,
+  authorization_request_rejected: ExitCode.usage,
   connection_failed: ExitCode.network,
   request_timeout: ExitCode.network,
   tls_failure: ExitCode.network,
@@ -147,6 +148,8 @@ function hintByCode(error: MmauthError, context: FailureContext): string | undef
       return statusHint(error.status);
     case 'store_insecure':
       return 'make it yours and private (chown to this user; chmod 700 the directory, 600 the file; no links), or set MMAUTH_CONFIG_DIR to a directory of your own';
+    case 'authorization_request_rejected':
+      return probeHint(error.oauthError);
     case 'store_lock_failed':
       return details.lock === undefined ? STORE_HINT : `if no mmauth is running, remove ${details.lock}`;
     case 'store_unreadable':
@@ -171,6 +174,20 @@ function hintByCode(error: MmauthError, context: FailureContext): string | undef
     }
     default:
       return undefined;
+  }
+}
+
+/** The flag that fixes what the authorization endpoint rejected (server-behaviour.md authorize 4). */
+function probeHint(oauthError: string | undefined): string {
+  switch (oauthError) {
+    case 'invalid_client':
+      return 'check --client-id (MMAUTH_CLIENT_ID): the server knows no such client';
+    case 'invalid_redirect_uri':
+      return 'register the redirect URI http://127.0.0.1/callback with the client, or pass the registered one with --redirect-uri';
+    case 'invalid_scope':
+      return 'pass --scope with scopes the server knows (space-separated)';
+    default:
+      return 'check --client-id, --redirect-uri and --scope; --no-probe skips this check';
   }
 }
 
