@@ -141,7 +141,12 @@ export async function runApi(target: string, options: ApiOptions, ctx: AppContex
   await writeApiAnswer(
     response,
     ctx.stdout,
-    { isInclude: options.include === true, isSilent: options.silent === true },
+    // Colour only on a terminal (writeApiAnswer never colours a pipe), and never with NO_COLOR.
+    {
+      isInclude: options.include === true,
+      isSilent: options.silent === true,
+      isColour: (ctx.env.NO_COLOR ?? '') === '',
+    },
     (line) => out.warn(line),
   );
   throwForStatus(response, request, local.profileName);

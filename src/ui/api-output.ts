@@ -8,6 +8,22 @@ export interface ApiOutputOptions {
   isInclude: boolean;
   /** `--silent`: no body. */
   isSilent: boolean;
+  /** Colour a terminal's JSON (NO_COLOR unset); never when piped. */
+  isColour?: boolean;
+}
+
+/** Colours pretty-printed JSON for a terminal: keys cyan, strings green, numbers, booleans and null yellow. */
+export async function colourJson(text: string): Promise<string> {
+  const { Chalk } = await import('chalk');
+  const chalk = new Chalk({ level: 1 });
+  return text.replace(
+    /("(?:[^"\\]|\\.)*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g,
+    (match, string?: string, colon?: string, literal?: string, number?: string) => {
+      if (string !== undefined) return colon === undefined ? chalk.green(string) : `${chalk.cyan(string)}${colon}`;
+      if (literal !== undefined || number !== undefined) return chalk.yellow(match);
+      return match;
+    },
+  );
 }
 
 /** The answer to show: status, reason, header fields as received, and the streaming body. */
@@ -36,8 +52,8 @@ async function readForTerminal(body: Readable): Promise<Buffer | undefined> {
   return Buffer.concat(chunks);
 }
 
-/** The body as a terminal may show it: pretty JSON, sanitised text, or undefined for binary. */
-function forTerminal(bytes: Buffer): string | undefined {
+/** The body as a terminal may show it: pretty JSON (coloured with `isColour`), sanitised text, or undefined for binary. */
+async function forTerminal(bytes: Buffer, isColour: boolean): Promise<string | undefined> {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -45,11 +61,13 @@ function forTerminal(bytes: Buffer): string | undefined {
     return undefined;
   }
   if (text.includes('\u0000')) return undefined;
+  let pretty: string;
   try {
-    return escapeJsonForTerminal(JSON.stringify(JSON.parse(text), null, 2));
+    pretty = escapeJsonForTerminal(JSON.stringify(JSON.parse(text), null, 2));
   } catch {
     return sanitizeForTerminal(text);
   }
+  return isColour ? colourJson(pretty) : pretty;
 }
 
 /**
@@ -81,7 +99,7 @@ export async function writeApiAnswer(
     return;
   }
   const bytes = await readForTerminal(answer.body);
-  const text = bytes === undefined ? undefined : forTerminal(bytes);
+  const text = bytes === undefined ? undefined : await forTerminal(bytes, options.isColour === true);
   if (text === undefined) {
     onNote('the body is binary (or over 10 MiB): not shown on a terminal; redirect stdout to a file, e.g. > body.bin');
     return;

@@ -111,6 +111,32 @@ describe('runLogin (in-process: the real emulator and listener, a browser stand-
     expect(ctx.stderr.text()).not.toContain('Opened it with the system browser');
   });
 
+  it('--wait bounds the waiting only: an exchange still under way when it passes finishes, and its token is kept (A14)', async () => {
+    const { startHostileServer } = await import('../support/hostile-server.js');
+    const server = await startHostileServer({
+      'GET /oauth2/authorize': (req, res) => {
+        const query = new URL(req.url ?? '/', 'http://x').searchParams;
+        const location = `${query.get('redirect_uri')}?code=c-1&state=${query.get('state')}`;
+        res.writeHead(302, { location }).end();
+      },
+      'POST /oauth2/token': (_req, res) => {
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({ access_token: 'slow-token-0123456789abcdef', token_type: 'Bearer', expires_in: 3600 }),
+          );
+        }, 1_500);
+      },
+    });
+    const ctx = createTestContext({
+      nowMs: NOW,
+      browser: followAuthorizeRedirect(),
+      env: { MMAUTH_BASE_URL: server.baseUrl, MMAUTH_CLIENT_ID: 'app', MMAUTH_CLIENT_SECRET: 'secret-0123456789' },
+    });
+    await runLogin({ ...options, wait: 1 }, ctx);
+    expect((await ctx.store()).read('default')?.token?.accessToken).toBe('slow-token-0123456789abcdef');
+  });
+
   it('no redirect within --wait: callback_timeout (exit 3)', async () => {
     const emulator = await startTestEmulator();
     const ctx = contextFor(emulator, async () => ({ isOpened: false, reason: 'nobody is there' }));
