@@ -1,0 +1,65 @@
+import { isSshSession } from '../browser/open-browser.js';
+import type { AppContext } from '../context.js';
+import type { AuthorizationRequest } from '../oauth/authorization-code.js';
+import type { ClientAuthentication, ServerConfiguration } from '../oauth/server-configuration.js';
+import type { Output } from '../ui/output.js';
+import type { LoginOptions } from './login.js';
+import { isVerbose } from './shared/settings.js';
+
+/**
+ * Asks the authorization endpoint once before waiting (probeAuthorizationEndpoint), so that a
+ * request it rejects fails at once. A probe redirect carrying an access token (an implicit-flow
+ * server that approves without asking) is never used: that token is revoked at once.
+ */
+export async function probe(
+  server: ServerConfiguration,
+  request: AuthorizationRequest,
+  client: ClientAuthentication,
+  out: Output,
+): Promise<void> {
+  const { probeAuthorizationEndpoint } = await import('../oauth/authorization-probe.js');
+  const outcome = await probeAuthorizationEndpoint(server, request.url);
+  if (outcome.kind !== 'redirect') return;
+  const fragment = new URLSearchParams(outcome.location.split('#')[1] ?? '');
+  const leaked = fragment.get('access_token');
+  if (leaked === null || leaked === '') return;
+  const { requestRevocation } = await import('../oauth/revocation.js');
+  await requestRevocation(server, client, leaked).catch((error: unknown) => {
+    out.warn(`the probe's own token could not be revoked: ${error instanceof Error ? error.message : String(error)}`);
+  });
+}
+
+/** Prints the authorization URL, opens a browser unless --no-browser, and explains paste-back on a terminal. */
+export async function offerAuthorizationUrl(
+  options: LoginOptions,
+  ctx: AppContext,
+  out: Output,
+  request: AuthorizationRequest,
+  baseUrl: string,
+  port: number,
+  isPasteBack: boolean,
+): Promise<void> {
+  out.info(`Open this URL in a browser to sign in to ${baseUrl} and allow access:\n\n  ${request.url.href}\n`);
+  if (options.browser) {
+    const outcome = await ctx.browser(isVerbose(options, ctx.env)).open(request.url.href);
+    if (outcome.isOpened) {
+      // The system opener returns before any browser shows up (a broken DISPLAY fails later, silently).
+      out.info(
+        outcome.via === 'the system browser'
+          ? 'Asked the system browser to open it.'
+          : `Opened it with ${outcome.via}.`,
+      );
+    } else {
+      out.info(`Not opening a browser: ${outcome.reason}. Open the URL yourself, on any machine.`);
+    }
+  }
+  if (isPasteBack && ctx.stdin.isTTY === true) {
+    const forward = isSshSession(ctx.env)
+      ? `\n(Or forward the port first: ssh -L ${port}:127.0.0.1:${port} <this host>.)`
+      : '';
+    out.info(
+      `If the browser runs on another machine, it will end on an address starting with ${request.redirectUri}\n` +
+        `that it cannot load: copy that whole address from its address bar, paste it here and press Enter.${forward}\n`,
+    );
+  }
+}
