@@ -30,6 +30,9 @@ export const ERROR_CODES = [
   'foreign_url',
   'invalid_header',
   'authorization_request_rejected',
+  'pending_login_missing',
+  'pending_login_expired',
+  'no_browser',
   // No answer (exit 3).
   'connection_failed',
   'request_timeout',

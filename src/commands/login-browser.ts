@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.js';
 import { hasErrorCode, MmauthError } from '../errors.js';
+import { isCi } from '../ui/prompts.js';
 import { redactUrl, SecretScrubber } from '../http/redact.js';
 import type { CallbackPage } from '../loopback/pages.js';
 import {
@@ -32,6 +33,12 @@ type ResponseJudge = (url: URL) => Promise<TokenResponse>;
  */
 export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): Promise<void> {
   const isImplicit = options.implicit === true;
+  // Under CI nothing opens a browser and nobody pastes: waiting would only cost --wait.
+  if (options.browser && isCi(ctx.env) && !ctx.env.BROWSER?.trim() && ctx.stdin.isTTY !== true) {
+    throw new MmauthError('no_browser', 'CI is set and no browser will open: a login here would wait for nobody', {
+      hint: 'use two steps (mmauth login --start, then --complete <url>), mmauth client-credentials, a BROWSER command, or --no-browser to print the URL and wait anyway',
+    });
+  }
   const out = await ctx.output();
   const target = await resolveTarget(options, ctx);
   const { endpoints, profile, profileName } = target;

@@ -29,6 +29,10 @@ export interface LoginOptions extends ClientOptions {
   replace?: boolean;
   /** false with --no-probe: do not ask the authorization endpoint before waiting. */
   probe: boolean;
+  /** Two-step login, step one: store the request, print the URL, do not listen. */
+  start?: boolean;
+  /** Two-step login, step two: the redirect URL the browser ended on, or `-` for stdin. */
+  complete?: string;
 }
 
 /** Registers `mmauth login`: flags, exclusions, description and examples; the logic is runLogin. */
@@ -60,6 +64,18 @@ export function registerLogin(program: Command, ctx: AppContext): void {
       ).conflicts(['implicit', 'redirectUri', 'scope']),
     )
     .option('--no-verify', 'with --with-token: store the token without asking token info about it')
+    .addOption(
+      new Option('--start', 'two-step login: print the URL and store the request; finish with --complete').conflicts([
+        'complete',
+        'withToken',
+      ]),
+    )
+    .addOption(
+      new Option(
+        '--complete <url>',
+        'two-step login: finish with the address the browser ended on (- reads stdin)',
+      ).conflicts('withToken'),
+    )
     .option(
       '--no-probe',
       'do not ask the authorization endpoint first (it catches an unknown client, redirect URI or scope at once)',
@@ -79,7 +95,13 @@ Examples:
   $ MMAUTH_CLIENT_SECRET=… mmauth login --scope "service userinfo.email" --no-browser
   $ mmauth login --redirect-uri http://127.0.0.1:8976/callback --profile work
   $ mmauth login --implicit --client-id abc123
-  $ mmauth login --with-token --base-url https://maps.example.com < token.txt`,
+  $ mmauth login --with-token --base-url https://maps.example.com < token.txt
+
+For programs and remote machines (two steps, nothing listens; --json everywhere):
+  $ mmauth login --start --json      # {"authorization_url", "redirect_uri", "expires_at", "profile"}
+  (a person opens authorization_url, allows access, and copies the address the browser ends on)
+  $ mmauth login --complete 'http://127.0.0.1:…/callback?code=…&state=…' --json
+  $ mmauth token                     # then, in every script: a valid token, renewed when needed`,
     )
     .action(async (options) => runLogin(options, ctx));
 }
@@ -96,6 +118,12 @@ export async function runLogin(options: LoginOptions, ctx: AppContext): Promise<
   }
   if (options.verify === false) {
     throw new MmauthError('usage', '--no-verify only applies to --with-token');
+  }
+  if (options.start === true || options.complete !== undefined) {
+    const twoStep = await import('./login-two-step.js');
+    if (options.complete !== undefined) await twoStep.runLoginComplete({ ...options, complete: options.complete }, ctx);
+    else await twoStep.runLoginStart(options, ctx);
+    return;
   }
   await runBrowserLogin(options, ctx);
 }

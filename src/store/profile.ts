@@ -31,6 +31,39 @@ export interface Profile {
   token: StoredToken | undefined;
   /** How the profile's latest token was obtained, kept after the token is gone (for the next step). */
   lastGrant: TokenOrigin | undefined;
+  /** A login started with `login --start`, waiting for `--complete` (its verifier is a secret). */
+  pendingLogin?: PendingLogin | undefined;
+}
+
+/** An authorization request waiting for its response (two-step login): what `--complete` checks against. */
+export interface PendingLogin {
+  url: string;
+  state: string;
+  codeVerifier: string;
+  redirectUri: string;
+  responseType: 'code' | 'token';
+  clientId: string;
+  scope: string;
+  /** ISO 8601; past it, `--complete` refuses. */
+  expiresAt: string;
+}
+
+function parsePending(json: unknown, where: string): PendingLogin | undefined {
+  if (json === undefined || json === null) return undefined;
+  if (!isRecord(json)) throw new ProfileFormatError(`${where} must be an object`);
+  const responseType = requiredString(json, 'response_type', where);
+  if (responseType !== 'code' && responseType !== 'token')
+    throw new ProfileFormatError(`${where}.response_type is unknown`);
+  return {
+    url: requiredString(json, 'url', where),
+    state: requiredString(json, 'state', where),
+    codeVerifier: requiredString(json, 'code_verifier', where),
+    redirectUri: requiredString(json, 'redirect_uri', where),
+    responseType,
+    clientId: requiredString(json, 'client_id', where),
+    scope: requiredString(json, 'scope', where),
+    expiresAt: requiredString(json, 'expires_at', where),
+  };
 }
 
 /** A profile with nothing in it. */
@@ -109,6 +142,7 @@ export function parseProfile(json: unknown, where: string): Profile {
     scope: optionalString(json, 'scope', where),
     redirectUri: optionalString(json, 'redirect_uri', where),
     lastGrant: token?.grant ?? TOKEN_ORIGINS.find((origin) => origin === json.last_grant),
+    pendingLogin: parsePending(json.pending_login, `${where}.pending_login`),
     token,
   };
 }
@@ -127,6 +161,19 @@ export function serializeProfile(profile: Profile): Record<string, unknown> {
   put('scope', profile.scope);
   put('redirect_uri', profile.redirectUri);
   put('last_grant', profile.token?.grant ?? profile.lastGrant);
+  const pending = profile.pendingLogin;
+  if (pending !== undefined) {
+    out.pending_login = {
+      url: pending.url,
+      state: pending.state,
+      code_verifier: pending.codeVerifier,
+      redirect_uri: pending.redirectUri,
+      response_type: pending.responseType,
+      client_id: pending.clientId,
+      scope: pending.scope,
+      expires_at: pending.expiresAt,
+    };
+  }
   if (profile.token !== undefined) {
     const t = profile.token;
     const token: Record<string, unknown> = {

@@ -1,5 +1,6 @@
 import { isMmauthError, MmauthError, type ErrorCode } from '../../errors.js';
 import type { TokenOrigin } from '../../oauth/wire.js';
+import { probeHint, statusHint } from './hints.js';
 import { firstSteps, nextStep } from './next-step.js';
 
 /** Exit codes (README "Exit codes"): 0 ok, 1 other, 2 usage, 3 network, 4 refused, 130 Ctrl-C. */
@@ -64,6 +65,9 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   foreign_url: ExitCode.usage,
   invalid_header: ExitCode.usage,
   authorization_request_rejected: ExitCode.usage,
+  pending_login_missing: ExitCode.usage,
+  pending_login_expired: ExitCode.usage,
+  no_browser: ExitCode.usage,
   connection_failed: ExitCode.network,
   request_timeout: ExitCode.network,
   tls_failure: ExitCode.network,
@@ -175,28 +179,6 @@ function hintByCode(error: MmauthError, context: FailureContext): string | undef
     default:
       return undefined;
   }
-}
-
-/** The flag that fixes what the authorization endpoint rejected (server-behaviour.md authorize 4). */
-function probeHint(oauthError: string | undefined): string {
-  switch (oauthError) {
-    case 'invalid_client':
-      return 'check --client-id (MMAUTH_CLIENT_ID): the server knows no such client';
-    case 'invalid_redirect_uri':
-      return 'register the redirect URI http://127.0.0.1/callback with the client, or pass the registered one with --redirect-uri';
-    case 'invalid_scope':
-      return 'pass --scope with scopes the server knows (space-separated)';
-    default:
-      return 'check --client-id, --redirect-uri and --scope; --no-probe skips this check';
-  }
-}
-
-function statusHint(status: number | undefined): string | undefined {
-  if (status === undefined) return undefined;
-  if (status >= 300 && status < 400) return "check --base-url: it must be the server's own address";
-  if (status >= 500) return 'try again later';
-  if (status === 407) return 'put the proxy credentials in HTTPS_PROXY / HTTP_PROXY (http://user:password@host:port)';
-  return status === 404 ? 'check --base-url: the endpoints are under {base}/oauth2/' : undefined;
 }
 
 /** Codes that say nothing about the server: `logout` cannot suggest --local-only for them. */

@@ -1,0 +1,179 @@
+import type { AppContext } from '../context.js';
+import { MmauthError } from '../errors.js';
+import {
+  createAuthorizationRequest,
+  exchangeAuthorizationCode,
+  validateAuthorizationResponse,
+} from '../oauth/authorization-code.js';
+import type { TokenResponse } from '../oauth/parse.js';
+import { DEFAULT_SCOPE } from '../oauth/wire.js';
+import type { PendingLogin } from '../store/profile.js';
+import { formatInstant } from '../ui/format.js';
+import { reportToken } from '../ui/token-report.js';
+import type { LoginOptions } from './login.js';
+import { probe } from './login-offer.js';
+import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
+import { profileFlag } from './shared/next-step.js';
+import { parseLoopbackRedirectUri } from './shared/redirect-uri.js';
+import { chooseScope, findClientSecret, pickSetting, requireClientId } from './shared/settings.js';
+import { requireProfile, resolveTarget } from './shared/target.js';
+import { toStoredToken } from './shared/token-record.js';
+
+/** How long a started login may be completed, in ms. */
+const PENDING_TTL_MS = 10 * 60_000;
+
+/** A free port on 127.0.0.1 for the redirect URI of a login nobody listens for. */
+async function freeLoopbackPort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * `login --start`: builds the authorization request (state, PKCE S256; RFC 6749 §4.1.1, RFC 7636)
+ * for `http://127.0.0.1:PORT/callback` (a free port) or --redirect-uri, asks the authorization
+ * endpoint once (unless --no-probe), stores it as the profile's pending login (10 minutes; a newer
+ * one replaces it; the verifier is never printed) and prints the URL (--json: `{authorization_url,
+ * redirect_uri, expires_at, profile}`), without listening.
+ */
+export async function runLoginStart(options: LoginOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const target = await resolveTarget(options, ctx);
+  const { endpoints, profile, profileName } = target;
+  const clientId = await requireClientId(options.clientId, ctx, profile);
+  const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
+  const fixed = pickSetting(options.redirectUri, undefined, profile?.redirectUri);
+  const redirectUri =
+    fixed === undefined ? `http://127.0.0.1:${await freeLoopbackPort()}/callback` : parseLoopbackRedirectUri(fixed).uri;
+  const responseType = options.implicit === true ? 'token' : 'code';
+  const request = await createAuthorizationRequest(
+    endpoints,
+    { clientId, redirectUri, scope, responseType },
+    ctx.random,
+  );
+  if (options.probe) {
+    const secret = await findClientSecret(options, ctx, {
+      ...target,
+      profile: credentialsFor(profile, endpoints.baseUrl),
+    });
+    await probe(target.server, request, { clientId, clientSecret: secret }, out);
+  }
+  const expiresAt = new Date(ctx.nowMs() + PENDING_TTL_MS).toISOString();
+  const pending: PendingLogin = {
+    url: request.url.href,
+    state: request.state,
+    codeVerifier: request.codeVerifier,
+    redirectUri,
+    responseType,
+    clientId,
+    scope,
+    expiresAt,
+  };
+  await target.store.update(profileName, (current) => ({
+    ...current,
+    baseUrl: current.baseUrl ?? endpoints.baseUrl,
+    pendingLogin: pending,
+  }));
+  if (options.json === true) {
+    out.json({
+      authorization_url: request.url.href,
+      redirect_uri: redirectUri,
+      expires_at: formatInstant(Date.parse(expiresAt)),
+      profile: profileName,
+    });
+  } else {
+    out.data(request.url.href);
+  }
+  out.info(
+    `Open that URL in a browser, sign in and allow access; the browser then ends on ${redirectUri}?… (nothing listens there).\n` +
+      `Copy that whole address and run, within 10 minutes:\n  mmauth login --complete '<the address>'${profileFlag(profileName)}`,
+  );
+}
+
+/** The redirect URL `--complete` was given: the argument, or stdin for `-`. */
+async function completionUrl(value: string, ctx: AppContext): Promise<URL> {
+  const text = (value === '-' ? await ctx.readStdin() : value).trim();
+  try {
+    return new URL(text);
+  } catch {
+    throw new MmauthError(
+      'usage',
+      'what --complete was given is not a URL: give the whole address the browser ended on',
+    );
+  }
+}
+
+/**
+ * `login --complete <url|->`: checks the redirect URL against the profile's pending login (state
+ * first; RFC 6749 §4.1.2, §10.12), exchanges the code with its verifier (or reads the implicit
+ * fragment), stores the token and clears the pending login, and reports as `login` does. Throws
+ * `pending_login_missing` / `pending_login_expired` (exit 2), `state_mismatch`, `authorization_error`
+ * (a denial, exit 4), and what the exchange throws.
+ */
+export async function runLoginComplete(options: LoginOptions & { complete: string }, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const target = await resolveTarget(options, ctx);
+  const { endpoints, profileName } = target;
+  const profile = requireProfile(target);
+  const pending = profile.pendingLogin;
+  if (pending === undefined) {
+    throw new MmauthError('pending_login_missing', `profile "${profileName}" has no login waiting to be completed`, {
+      hint: `start one: mmauth login --start${profileFlag(profileName)}`,
+    });
+  }
+  if (Date.parse(pending.expiresAt) <= ctx.nowMs()) {
+    await target.store.update(profileName, (current) => ({ ...current, pendingLogin: undefined }));
+    throw new MmauthError(
+      'pending_login_expired',
+      `the login started for profile "${profileName}" expired at ${formatInstant(Date.parse(pending.expiresAt))}`,
+      {
+        hint: `start again: mmauth login --start${profileFlag(profileName)}`,
+      },
+    );
+  }
+  const url = await completionUrl(options.complete, ctx);
+  const request = {
+    url: new URL(pending.url),
+    state: pending.state,
+    codeVerifier: pending.codeVerifier,
+    redirectUri: pending.redirectUri,
+  };
+  const isImplicit = pending.responseType === 'token';
+  const origin = isImplicit ? 'implicit' : 'authorization_code';
+  assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
+  const usable = credentialsFor(profile, endpoints.baseUrl);
+  const clientSecret = isImplicit ? undefined : await findClientSecret(options, ctx, { ...target, profile: usable });
+  let response: TokenResponse;
+  if (isImplicit) {
+    const implicit = await import('../oauth/implicit.js');
+    response = implicit.parseImplicitAuthorizationResponse(endpoints, implicit.implicitParameters(url), pending.state);
+  } else {
+    const parameters = await validateAuthorizationResponse(endpoints, pending.clientId, url.searchParams, request);
+    response = await exchangeAuthorizationCode(
+      target.server,
+      { clientId: pending.clientId, clientSecret },
+      parameters,
+      request,
+    );
+  }
+  const nowMs = ctx.nowMs();
+  const token = toStoredToken(response, origin, nowMs, pending.scope);
+  await target.store.update(profileName, (current) => ({
+    ...current,
+    baseUrl: endpoints.baseUrl,
+    clientId: pending.clientId,
+    clientSecret: clientSecret ?? credentialsFor(current, endpoints.baseUrl)?.clientSecret,
+    scope: pending.scope,
+    token,
+    pendingLogin: undefined,
+  }));
+  const headline = `Logged in to ${endpoints.baseUrl} (profile "${profileName}")${isImplicit ? ' with the implicit flow' : ''}`;
+  reportToken(out, token, profileName, nowMs, options.json === true, headline);
+}
