@@ -63,6 +63,7 @@ export const ERROR_CODES = [
   'store_lock_failed',
   'store_insecure',
   'listener_failed',
+  'doctor_failed',
   'unexpected',
   // Ctrl-C (exit 130).
   'interrupted',

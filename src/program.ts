@@ -2,6 +2,7 @@ import { Command } from '@commander-js/extra-typings';
 import { registerApi } from './commands/api.js';
 import { registerClientCredentials } from './commands/client-credentials.js';
 import { registerCompletion } from './commands/completion.js';
+import { registerDoctor } from './commands/doctor.js';
 import { registerEmulator } from './commands/emulator.js';
 import { registerHeader } from './commands/header.js';
 import { registerInfo } from './commands/info.js';
@@ -59,6 +60,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 network/timeout, 4 authentication/authoriz
   registerHeader(program, ctx);
   registerStatus(program, ctx);
   registerLogout(program, ctx);
+  registerDoctor(program, ctx);
   registerEmulator(program, ctx);
   registerCompletion(program, ctx);
   return program;

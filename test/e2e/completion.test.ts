@@ -13,6 +13,7 @@ const COMMANDS = [
   'header',
   'status',
   'logout',
+  'doctor',
   'emulator',
   'completion',
 ];

@@ -94,6 +94,7 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   store_lock_failed: ExitCode.failure,
   store_insecure: ExitCode.failure,
   listener_failed: ExitCode.failure,
+  doctor_failed: ExitCode.failure,
   unexpected: ExitCode.failure,
   interrupted: ExitCode.interrupted,
 };

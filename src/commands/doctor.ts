@@ -1,0 +1,97 @@
+import type { Command } from '@commander-js/extra-typings';
+import type { AppContext } from '../context.js';
+import { MmauthError } from '../errors.js';
+import { DEFAULT_SCOPE } from '../oauth/wire.js';
+import {
+  checkAuthorization,
+  checkBaseUrl,
+  checkBrowser,
+  checkConfigFiles,
+  checkLoopback,
+  checkStoredToken,
+  checkTokenEndpoint,
+  type Check,
+} from './shared/doctor-checks.js';
+import { MAX_TIMER_SECONDS, parseSeconds, type LocalOptions } from './shared/options.js';
+import { isVerbose, pickSetting } from './shared/settings.js';
+import { openLocalTarget } from './shared/target.js';
+
+/** Options of `mmauth doctor`. */
+export interface DoctorOptions extends LocalOptions {
+  baseUrl?: string;
+  clientId?: string;
+  /** Seconds, for each request. */
+  timeout: number;
+}
+
+/** Registers `mmauth doctor`; the logic is runDoctor. */
+export function registerDoctor(program: Command, ctx: AppContext): void {
+  program
+    .command('doctor')
+    .description(
+      'check the config, the server, the client registration, the stored token, the clock and the browser; each with its fix',
+    )
+    .option('--profile <name>', 'profile to check (env MMAUTH_PROFILE; default "default")')
+    .option('--base-url <url>', "service base URL (env MMAUTH_BASE_URL; default: the profile's)")
+    .option('--client-id <id>', "client id (env MMAUTH_CLIENT_ID; default: the profile's)")
+    .option('--timeout <seconds>', 'bound on each request', parseSeconds(1, MAX_TIMER_SECONDS), 10)
+    .option('--json', 'print one JSON document on stdout')
+    .option('--verbose', 'trace every HTTP exchange (secrets redacted)')
+    .addHelpText(
+      'after',
+      `
+Exit 0 when no check failed (warnings allowed), 1 otherwise. Never prints a secret.
+
+Examples:
+  $ mmauth doctor
+  $ mmauth doctor --profile work --json`,
+    )
+    .action(async (options) => runDoctor(options, ctx));
+}
+
+/**
+ * Runs every check (shared/doctor-checks.ts) for the profile and reports each line ok/warn/fail
+ * with its fix; --json prints `{profile, ok, checks: [{name, status, detail, fix}]}`. Throws
+ * `doctor_failed` (exit 1) after printing when a check failed; warnings alone exit 0.
+ */
+export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const local = await openLocalTarget(options, ctx);
+  const { profile, profileName } = local;
+  const checks: Check[] = [...checkConfigFiles(local.store.path)];
+  const baseUrl = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, profile?.baseUrl);
+  const base = checkBaseUrl(baseUrl, ctx.env);
+  checks.push(...base.checks);
+  if (base.endpoints !== undefined) {
+    const trace = isVerbose(options, ctx.env) ? (line: string) => out.debug(line) : undefined;
+    const server = { endpoints: base.endpoints, fetch: ctx.http(options.timeout * 1000, trace).fetch };
+    const reachable = await checkTokenEndpoint(server, ctx.nowMs());
+    checks.push(...reachable);
+    if (reachable[0]?.status !== 'fail') {
+      const clientId = pickSetting(options.clientId, ctx.env.MMAUTH_CLIENT_ID, profile?.clientId);
+      const redirectUri = profile?.redirectUri ?? 'http://127.0.0.1:8976/callback';
+      checks.push(await checkAuthorization(server, clientId, redirectUri, profile?.scope ?? DEFAULT_SCOPE));
+      const isSameServer =
+        profile?.baseUrl === undefined || new URL(profile.baseUrl).origin === new URL(base.endpoints.baseUrl).origin;
+      // The stored token goes only to its own server.
+      if (isSameServer) checks.push(await checkStoredToken(server, profile, ctx.env));
+    }
+  }
+  checks.push(checkBrowser(ctx.env, ctx.platform), await checkLoopback());
+  const isOk = checks.every((check) => check.status !== 'fail');
+  if (options.json === true)
+    out.json({ profile: profileName, ok: isOk, checks: checks.map((c) => ({ ...c, fix: c.fix ?? null })) });
+  for (const check of checks) {
+    const line = `${check.status.padEnd(4)}  ${check.name}: ${check.detail}`;
+    if (check.status === 'fail') out.error(line, check.fix);
+    else if (check.status === 'warn') out.warn(`${line}${check.fix === undefined ? '' : ` — ${check.fix}`}`);
+    else out.info(`✓ ${line}`);
+  }
+  if (!isOk) {
+    const failed = checks.filter((check) => check.status === 'fail').map((check) => check.name);
+    throw new MmauthError(
+      'doctor_failed',
+      `${failed.length} check${failed.length === 1 ? '' : 's'} failed: ${failed.join(', ')}`,
+    );
+  }
+}

@@ -1,0 +1,219 @@
+import { lstatSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { reasonNotToOpen } from '../../browser/open-browser.js';
+import { isMmauthError } from '../../errors.js';
+import { proxySettings } from '../../http/proxy-transport.js';
+import { createAuthorizationRequest } from '../../oauth/authorization-code.js';
+import { resolveEndpoints, type Endpoints } from '../../oauth/endpoints.js';
+import { probeAuthorizationEndpoint } from '../../oauth/authorization-probe.js';
+import type { ServerConfiguration } from '../../oauth/server-configuration.js';
+import { lookUpTokenInfo } from '../../oauth/token-info.js';
+import type { Profile } from '../../store/profile.js';
+import { formatDuration } from '../../ui/format.js';
+import { renewalOf } from './renewal.js';
+
+/** One check's verdict: ok, warn (works, but look), or fail (something will not work). */
+export interface Check {
+  name: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+  /** What to do about a warn or fail. */
+  fix?: string;
+}
+
+const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail });
+const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });
+const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });
+const why = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** The config directory and file: this user's, not writable by others, the file 0600 (README "Where the config lives"). */
+export function checkConfigFiles(path: string): Check[] {
+  const checks: Check[] = [];
+  for (const [name, target, wanted] of [
+    ['config directory', dirname(path), 0o700],
+    ['config file', path, 0o600],
+  ] as const) {
+    let stats;
+    try {
+      stats = lstatSync(target);
+    } catch {
+      checks.push(ok(name, `${target} does not exist yet`));
+      continue;
+    }
+    const mode = stats.mode & 0o777;
+    const octal = mode.toString(8).padStart(4, '0');
+    if (stats.isSymbolicLink())
+      checks.push(fail(name, `${target} is a symbolic link`, 'replace the link by a file of your own'));
+    else if (typeof process.getuid === 'function' && stats.uid !== process.getuid()) {
+      checks.push(
+        fail(name, `${target} belongs to uid ${stats.uid}`, `chown it to this user, or set MMAUTH_CONFIG_DIR`),
+      );
+    } else if ((mode & ~wanted) !== 0) {
+      checks.push(
+        fail(
+          name,
+          `${target} has mode ${octal}, wider than ${wanted.toString(8).padStart(4, '0')}`,
+          `chmod ${wanted.toString(8)} ${target}`,
+        ),
+      );
+    } else checks.push(ok(name, `${target} (mode ${octal}, yours)`));
+  }
+  return checks;
+}
+
+/** The base URL: well formed, https unless loopback, and the proxy in force for its host. */
+export function checkBaseUrl(
+  baseUrl: string | undefined,
+  env: NodeJS.ProcessEnv,
+): { checks: Check[]; endpoints?: Endpoints } {
+  if (baseUrl === undefined)
+    return { checks: [fail('base URL', 'none set', 'pass --base-url https://host, set MMAUTH_BASE_URL, or log in')] };
+  let endpoints: Endpoints;
+  try {
+    endpoints = resolveEndpoints(baseUrl);
+  } catch (error) {
+    return { checks: [fail('base URL', why(error), 'pass --base-url https://host')] };
+  }
+  const proxy = proxySettings(env);
+  const via = endpoints.token.protocol === 'https:' ? proxy.httpsProxy : proxy.httpProxy;
+  const host = endpoints.token.hostname;
+  const isExempt = (proxy.noProxy ?? '').split(',').some((entry) => {
+    const rule = entry.trim().replace(/^\*?\./, '');
+    return rule !== '' && (rule === '*' || host === rule || host.endsWith(`.${rule}`));
+  });
+  const proxyLine =
+    via === undefined
+      ? 'no proxy'
+      : isExempt
+        ? `proxy ${via} set, but NO_PROXY exempts ${host}`
+        : `through the proxy ${via}`;
+  return { checks: [ok('base URL', `${endpoints.baseUrl} (${proxyLine})`)], endpoints };
+}
+
+/**
+ * The token endpoint answers (an empty grant_type mints nothing: a JSON OAuth error is the sign of
+ * life), and the clock agrees with its `Date` header within 60 s.
+ */
+export async function checkTokenEndpoint(server: ServerConfiguration, nowMs: number): Promise<Check[]> {
+  let response;
+  try {
+    response = await server.fetch(server.endpoints.token.href, {
+      method: 'POST',
+      headers: { accept: 'application/json' },
+      body: new URLSearchParams({ grant_type: '' }),
+      redirect: 'manual',
+    });
+  } catch (error) {
+    const fix =
+      isMmauthError(error) && error.code === 'tls_failure'
+        ? 'check the certificate (NODE_EXTRA_CA_CERTS for a private CA)'
+        : 'check the base URL and that the server is running';
+    return [fail('reachable', why(error), fix)];
+  }
+  const checks: Check[] = [];
+  const isOAuthError = response.status === 400 && /json/i.test(response.headers['content-type'] ?? '');
+  checks.push(
+    isOAuthError
+      ? ok('token endpoint', `answers (HTTP 400 to an empty grant_type, as it should)`)
+      : warn(
+          'token endpoint',
+          `answered HTTP ${response.status} to an empty grant_type, not an OAuth error`,
+          'check the base URL: the endpoints are under {base}/oauth2/',
+        ),
+  );
+  const dateMs = Date.parse(response.headers.date ?? '');
+  if (Number.isNaN(dateMs)) {
+    checks.push(warn('clock', 'the server sent no Date header to compare with', 'none needed'));
+  } else {
+    const skewS = Math.round((nowMs - dateMs) / 1000);
+    checks.push(
+      Math.abs(skewS) > 60
+        ? warn(
+            'clock',
+            `this machine's clock is ${formatDuration(Math.abs(skewS))} ${skewS > 0 ? 'ahead of' : 'behind'} the server's`,
+            'sync the clock (NTP): token lifetimes are judged by it',
+          )
+        : ok('clock', `within ${Math.abs(skewS)} s of the server's`),
+    );
+  }
+  return checks;
+}
+
+/** The authorization endpoint accepts the profile's client id and redirect URI (the login probe). */
+export async function checkAuthorization(
+  server: ServerConfiguration,
+  clientId: string | undefined,
+  redirectUri: string,
+  scope: string,
+): Promise<Check> {
+  if (clientId === undefined)
+    return warn('authorization', 'no client id to check', 'pass --client-id or set MMAUTH_CLIENT_ID');
+  try {
+    const request = await createAuthorizationRequest(server.endpoints, { clientId, redirectUri, scope });
+    await probeAuthorizationEndpoint(server, request.url);
+    return ok('authorization', `client ${clientId} with ${redirectUri} is accepted`);
+  } catch (error) {
+    return fail(
+      'authorization',
+      why(error),
+      'check --client-id, --redirect-uri and --scope against the app registration',
+    );
+  }
+}
+
+/** The stored token, asked of token info: active with its lifetime and scopes, and how it renews. */
+export async function checkStoredToken(
+  server: ServerConfiguration,
+  profile: Profile | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<Check> {
+  const token = profile?.token;
+  if (profile === undefined || token === undefined)
+    return warn('token', 'none stored', 'mmauth login (or client-credentials)');
+  const renewal = renewalOf(profile, env);
+  try {
+    const result = await lookUpTokenInfo(server, token.accessToken);
+    if (!result.isActive) {
+      return renewal === 'none'
+        ? fail('token', 'token info refuses it (expired or revoked); it cannot be renewed', 'mmauth login again')
+        : warn('token', `token info refuses it; it renews with its ${renewal.replace('_', ' ')}`, 'mmauth refresh');
+    }
+    const left =
+      result.info.expiresInSeconds === null ? 'no expiry' : `${formatDuration(result.info.expiresInSeconds)} left`;
+    return ok(
+      'token',
+      `active, ${left}, scopes ${result.info.scopes.join(' ') || '(none)'}, renews with: ${renewal.replace('_', ' ')}`,
+    );
+  } catch (error) {
+    return warn('token', `token info could not be asked: ${why(error)}`, 'see the checks above');
+  }
+}
+
+/** Where a browser would open, and why or why not (BROWSER, display, SSH, CI). */
+export function checkBrowser(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): Check {
+  if (env.BROWSER?.trim()) return ok('browser', `BROWSER is set: ${env.BROWSER.trim().split(/\s+/)[0]}`);
+  const reason = reasonNotToOpen(env, platform);
+  return reason === undefined
+    ? ok('browser', 'the system browser would open the sign-in page')
+    : warn(
+        'browser',
+        `none would open: ${reason}`,
+        'login prints the URL; use login --start/--complete, or paste the address back',
+      );
+}
+
+/** Whether 127.0.0.1 can bind an ephemeral port (the login listener). */
+export async function checkLoopback(): Promise<Check> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', (error) =>
+      resolve(fail('loopback', `cannot listen on 127.0.0.1: ${why(error)}`, 'use login --start/--complete')),
+    );
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(ok('loopback', `127.0.0.1 can listen (port ${port} was free)`)));
+    });
+  });
+}
