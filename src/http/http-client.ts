@@ -1,4 +1,5 @@
 import { MmauthError } from '../errors.js';
+import { deadlineSignal } from '../util/deadline.js';
 import type { HttpClient, HttpFetch, Transport } from './http-types.js';
 import { describeNetworkFailure } from './network-failure.js';
 import { createNodeTransport } from './node-transport.js';
@@ -50,10 +51,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     );
     // The header fields as sent (the form content type the transport adds included), so the trace shows them.
     const init = { ...given, headers: requestHeaders({ ...headers, 'user-agent': userAgent }, given.body) };
-    const signals = [AbortSignal.timeout(options.timeoutMs), init.signal, options.interrupt].filter(
-      (s): s is AbortSignal => s !== undefined,
-    );
-    const signal = AbortSignal.any(signals);
+    const deadline = deadlineSignal(options.timeoutMs, [init.signal, options.interrupt]);
+    const { signal } = deadline;
     const label = `${init.method} ${url}`;
     const startedMs = performance.now();
     if (options.trace !== undefined) traceRequest(options.trace, scrubber, url, init);
@@ -76,6 +75,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
           : proxy.httpProxy
         : undefined;
       throw describeNetworkFailure(label, signal.aborted ? signal.reason : error, options.timeoutMs, proxyUrl);
+    } finally {
+      deadline.clear();
     }
   };
   return { fetch };

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { MmauthError } from '../errors.js';
+import { deadlineSignal } from '../util/deadline.js';
 import { describeNetworkFailure } from './network-failure.js';
 import { hasProxy, loadProxyDispatcher, proxySettings } from './proxy-transport.js';
 import { headerFields } from './read-body.js';
@@ -48,10 +49,9 @@ export async function sendStreamRequest(
   request: StreamRequest,
   options: StreamOptions,
 ): Promise<StreamedResponse> {
-  const signals = [AbortSignal.timeout(options.timeoutMs), options.interrupt].filter(
-    (s): s is AbortSignal => s !== undefined,
-  );
-  const signal = AbortSignal.any(signals);
+  // The bound covers the body too: it stops when the body is done (or the request fails).
+  const deadline = deadlineSignal(options.timeoutMs, [options.interrupt]);
+  const { signal } = deadline;
   const headers: Record<string, string> = { ...request.headers, 'user-agent': options.userAgent };
   if (request.body !== undefined) headers['content-length'] = String(request.body.byteLength);
   const label = `${request.method} ${url.href}`;
@@ -89,6 +89,7 @@ export async function sendStreamRequest(
       outgoing.on('error', reject);
       outgoing.end(request.body === undefined ? undefined : Buffer.from(request.body));
     });
+    response.once('close', deadline.clear);
     return {
       status: response.statusCode ?? 0,
       statusText: response.statusMessage ?? '',
@@ -97,6 +98,7 @@ export async function sendStreamRequest(
       body: response,
     };
   } catch (error) {
+    deadline.clear();
     if (options.interrupt?.aborted === true) throw new MmauthError('interrupted', 'interrupted');
     const proxyUrl = hasProxy(proxy) ? (url.protocol === 'https:' ? proxy.httpsProxy : proxy.httpProxy) : undefined;
     throw describeNetworkFailure(label, signal.aborted ? signal.reason : error, options.timeoutMs, proxyUrl);

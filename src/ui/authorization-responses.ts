@@ -1,6 +1,7 @@
 import { MmauthError } from '../errors.js';
 import type { IncomingAuthorizationResponse } from '../loopback/authorization-response.js';
 import type { CallbackServer } from '../loopback/callback-server.js';
+import { deadlineSignal } from '../util/deadline.js';
 
 /** Options of waitForAuthorizationResponses. */
 export interface ResponseWaitOptions {
@@ -33,7 +34,8 @@ export interface AuthorizationResponses {
  * browser to show a page to).
  */
 export function waitForAuthorizationResponses(options: ResponseWaitOptions): AuthorizationResponses {
-  const deadline = AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]);
+  // Held by the timer list: an AbortSignal.timeout inside AbortSignal.any can be collected unfired.
+  const deadline = deadlineSignal(options.timeoutMs, [options.signal]).signal;
   const pastedLines = options.pasted?.[Symbol.asyncIterator]();
   let fromListener: Promise<IncomingAuthorizationResponse> | undefined;
   let fromPaste: Promise<IncomingAuthorizationResponse | undefined> | undefined;
