@@ -11,16 +11,14 @@ import {
 } from '../oauth/authorization-code.js';
 import type { TokenResponse } from '../oauth/parse.js';
 import type { ClientAuthentication, ServerConfiguration } from '../oauth/server-configuration.js';
-import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import type { AuthorizationResponses } from '../ui/authorization-responses.js';
 import { reportToken } from '../ui/token-report.js';
 import { startWaitIndicator } from '../ui/wait-indicator.js';
 import type { LoginOptions } from './login.js';
 import { offerAuthorizationUrl, probe } from './login-offer.js';
 import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
-import { parseLoopbackRedirectUri } from './shared/redirect-uri.js';
-import { chooseScope, findClientSecret, isVerbose, pickSetting, requireClientId } from './shared/settings.js';
-import { resolveTarget } from './shared/target.js';
+import { resolveLoginSettings } from './shared/login-settings.js';
+import { findClientSecret, isVerbose } from './shared/settings.js';
 import { toStoredToken } from './shared/token-record.js';
 
 /** How one authorization response becomes a token: validate it, then exchange its code (or read its fragment). */
@@ -40,15 +38,10 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     });
   }
   const out = await ctx.output();
-  const target = await resolveTarget(options, ctx);
+  const { target, clientId, scope, redirect, usable } = await resolveLoginSettings(options, ctx);
   const { endpoints, profile, profileName } = target;
-  const clientId = await requireClientId(options.clientId, ctx, profile);
-  const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
-  const fixedRedirect = pickSetting(options.redirectUri, undefined, profile?.redirectUri);
-  const redirect = fixedRedirect === undefined ? undefined : parseLoopbackRedirectUri(fixedRedirect);
   const origin = isImplicit ? 'implicit' : 'authorization_code';
   assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
-  const usable = credentialsFor(profile, endpoints.baseUrl);
   // No secret from any source: a public client (RFC 8252 §8.4), PKCE and client_id alone.
   const clientSecret = isImplicit ? undefined : await findClientSecret(options, ctx, { ...target, profile: usable });
   if (isImplicit) {

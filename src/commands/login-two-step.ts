@@ -6,7 +6,6 @@ import {
   validateAuthorizationResponse,
 } from '../oauth/authorization-code.js';
 import type { TokenResponse } from '../oauth/parse.js';
-import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import type { PendingLogin } from '../store/profile.js';
 import { formatInstant } from '../ui/format.js';
 import { reportToken } from '../ui/token-report.js';
@@ -14,8 +13,8 @@ import type { LoginOptions } from './login.js';
 import { probe } from './login-offer.js';
 import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
 import { profileFlag } from './shared/next-step.js';
-import { parseLoopbackRedirectUri } from './shared/redirect-uri.js';
-import { chooseScope, findClientSecret, pickSetting, requireClientId } from './shared/settings.js';
+import { resolveLoginSettings } from './shared/login-settings.js';
+import { findClientSecret } from './shared/settings.js';
 import { requireProfile, resolveTarget } from './shared/target.js';
 import { toStoredToken } from './shared/token-record.js';
 
@@ -45,13 +44,9 @@ async function freeLoopbackPort(): Promise<number> {
  */
 export async function runLoginStart(options: LoginOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const target = await resolveTarget(options, ctx);
-  const { endpoints, profile, profileName } = target;
-  const clientId = await requireClientId(options.clientId, ctx, profile);
-  const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
-  const fixed = pickSetting(options.redirectUri, undefined, profile?.redirectUri);
-  const redirectUri =
-    fixed === undefined ? `http://127.0.0.1:${await freeLoopbackPort()}/callback` : parseLoopbackRedirectUri(fixed).uri;
+  const { target, clientId, scope, redirect, usable } = await resolveLoginSettings(options, ctx);
+  const { endpoints, profileName } = target;
+  const redirectUri = redirect?.uri ?? `http://127.0.0.1:${await freeLoopbackPort()}/callback`;
   const responseType = options.implicit === true ? 'token' : 'code';
   const request = await createAuthorizationRequest(
     endpoints,
@@ -59,10 +54,7 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
     ctx.random,
   );
   if (options.probe) {
-    const secret = await findClientSecret(options, ctx, {
-      ...target,
-      profile: credentialsFor(profile, endpoints.baseUrl),
-    });
+    const secret = await findClientSecret(options, ctx, { ...target, profile: usable });
     await probe(target.server, request, { clientId, clientSecret: secret }, out);
   }
   const expiresAt = new Date(ctx.nowMs() + PENDING_TTL_MS).toISOString();

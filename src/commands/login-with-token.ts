@@ -4,7 +4,7 @@ import { requireTokenInfo } from '../oauth/token-info.js';
 import type { StoredToken } from '../store/profile.js';
 import { reportToken } from '../ui/token-report.js';
 import type { CommonOptions } from './shared/options.js';
-import { isBearerTokenText } from './shared/access-token.js';
+import { isVisibleWord } from '../util/visible-word.js';
 import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
 import { resolveTarget } from './shared/target.js';
 
@@ -32,7 +32,7 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
       ? await ctx.prompter.secret('Personal access token:', 'standard input: mmauth login --with-token < token.txt')
       : await ctx.readStdin();
   const accessToken = raw.trim();
-  if (!isBearerTokenText(accessToken)) {
+  if (!isVisibleWord(accessToken)) {
     const message =
       accessToken === ''
         ? 'no token on standard input'

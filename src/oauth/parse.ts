@@ -1,5 +1,6 @@
 import { MmauthError } from '../errors.js';
 import { isRecord } from '../util/is-record.js';
+import { isVisibleWord } from '../util/visible-word.js';
 
 /** A validated token endpoint answer (spec §2.2, RFC 6749 §5.1). */
 export interface TokenResponse {
@@ -69,7 +70,7 @@ export function parseTokenResponse(json: unknown, endpoint = 'the token endpoint
     refresh_token: refreshToken,
   } = json;
   // RFC 6750 §2.1: a bearer token is printable ASCII without spaces (b64token, widened).
-  if (typeof accessToken !== 'string' || !/^[\x21-\x7e]+$/.test(accessToken)) {
+  if (typeof accessToken !== 'string' || !isVisibleWord(accessToken)) {
     throw malformed(endpoint, '"access_token" is missing or not a printable string');
   }
   if (typeof tokenType !== 'string') {
@@ -88,7 +89,7 @@ export function parseTokenResponse(json: unknown, endpoint = 'the token endpoint
   if (
     refreshToken !== undefined &&
     refreshToken !== null &&
-    (typeof refreshToken !== 'string' || !/^[\x21-\x7e]+$/.test(refreshToken))
+    (typeof refreshToken !== 'string' || !isVisibleWord(refreshToken))
   ) {
     throw malformed(endpoint, '"refresh_token" must be a printable string without spaces');
   }

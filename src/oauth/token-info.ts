@@ -1,6 +1,6 @@
 import { MmauthError } from '../errors.js';
 import { statusError } from './describe-error.js';
-import { readJsonBody } from './json-body.js';
+import { isJsonContentType, readJsonBody } from './json-body.js';
 import { parseTokenInfo, type TokenInfo } from './parse.js';
 import type { ServerConfiguration } from './server-configuration.js';
 
@@ -21,7 +21,7 @@ export async function lookUpTokenInfo(server: ServerConfiguration, accessToken: 
   if (response.status === 401) return { isActive: false };
   if (response.status !== 200) throw statusError('the token info endpoint', response.status);
   const contentType = response.headers['content-type'] ?? '';
-  if (!/^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(contentType)) {
+  if (!isJsonContentType(contentType)) {
     const what = `its content type is "${contentType}", not application/json`;
     throw new MmauthError('malformed_response', `the token info endpoint sent a malformed answer: ${what}`);
   }

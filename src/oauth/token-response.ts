@@ -9,7 +9,7 @@ import {
   statusError,
   type OAuthErrorFields,
 } from './describe-error.js';
-import { readJsonBody } from './json-body.js';
+import { isJsonContentType, readJsonBody } from './json-body.js';
 import { parseTokenResponse, type TokenResponse } from './parse.js';
 
 const ENDPOINT = 'the token endpoint';
@@ -46,7 +46,7 @@ export async function validateTokenEndpointResponse(
 export function parseTokenEndpointResponse(response: HttpResponse): TokenResponse {
   if (response.status === 200) {
     const contentType = response.headers['content-type'] ?? '';
-    if (!/^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(contentType)) {
+    if (!isJsonContentType(contentType)) {
       const what = `its content type is "${contentType}", not application/json${/html/i.test(contentType) ? ' (an HTML page)' : ''}`;
       throw new MmauthError('malformed_response', `${ENDPOINT} sent a malformed answer: ${what}`);
     }

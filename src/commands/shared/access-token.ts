@@ -3,6 +3,7 @@ import { MmauthError } from '../../errors.js';
 import type { Profile, StoredToken } from '../../store/profile.js';
 import { judgeStoredToken, secondsLeft } from '../../store/token-state.js';
 import { formatInstant } from '../../ui/format.js';
+import { isVisibleWord } from '../../util/visible-word.js';
 import { assertCredentialOrigin } from './credential-origin.js';
 import { firstSteps, nextStep } from './next-step.js';
 
@@ -11,11 +12,6 @@ export interface AccessTokenChoice {
   accessToken: string;
   /** Undefined for a token from MMAUTH_TOKEN that is not the stored one. */
   stored: StoredToken | undefined;
-}
-
-/** Whether `text` can be a bearer token (RFC 6750 §2.1 b64token, widened to printable ASCII without spaces). */
-export function isBearerTokenText(text: string): boolean {
-  return /^[\x21-\x7e]+$/.test(text);
 }
 
 /**
@@ -36,7 +32,7 @@ export function selectAccessToken(
   const fromEnv = ctx.env.MMAUTH_TOKEN?.trim();
   const token = profile?.token;
   if (fromEnv) {
-    if (!isBearerTokenText(fromEnv)) {
+    if (!isVisibleWord(fromEnv)) {
       throw new MmauthError(
         'invalid_token_input',
         'MMAUTH_TOKEN holds characters no bearer token has (spaces, control characters)',

@@ -4,6 +4,7 @@ import { resolveEndpoints } from '../../oauth/endpoints.js';
 import { normalizeScope } from '../../oauth/parse.js';
 import { KNOWN_SCOPES } from '../../oauth/wire.js';
 import { assertProfileName, type Profile } from '../../store/profile.js';
+import { isVisibleWord } from '../../util/visible-word.js';
 import { assertCredentialOrigin } from './credential-origin.js';
 import type { SecretOptions } from './options.js';
 
@@ -75,7 +76,7 @@ export async function requireClientId(
   return ctx.prompter.text(
     'Client id (from the app registration):',
     '--client-id ID or MMAUTH_CLIENT_ID',
-    (value) => /^[\x21-\x7e]+$/.test(value) || 'a client id is printable ASCII without spaces',
+    (value) => isVisibleWord(value) || 'a client id is printable ASCII without spaces',
   );
 }
 

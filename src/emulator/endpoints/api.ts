@@ -1,15 +1,9 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import { bearerRecord } from '../bearer.js';
 import { sendJson } from '../responses.js';
-import type { AccessTokenRecord, EmulatorState } from '../state.js';
 import type { EndpointHandler } from './context.js';
 
 const INVALID_TOKEN = 'The access token is invalid';
-
-/** The live token of an `Authorization: Bearer` request, recorded as used, or undefined. */
-function bearerRecord(req: IncomingMessage, state: EmulatorState): AccessTokenRecord | undefined {
-  const bearer = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  return bearer?.[1] === undefined ? undefined : state.useToken(bearer[1]);
-}
 
 /** Doorkeeper's 401 for a token it does not know alive (RFC 6750 §3.1). */
 function sendInvalidToken(res: ServerResponse): void {

@@ -4,6 +4,7 @@ import { renderAuthorizeErrorPage, renderConsentPage, renderLoginPage } from '..
 import { redirectTo } from '../redirect-uri.js';
 import { DESCRIPTIONS, readCookie, sendPage, sendRedirect, SESSION_COOKIE } from '../responses.js';
 import { lifetimeS, randomToken, type BrowserSession, type EmulatorState } from '../state.js';
+import { isVisibleWord } from '../../util/visible-word.js';
 import type { EndpointHandler } from './context.js';
 
 /** A fresh CSRF token for one form of `session`; the session keeps the 20 newest. */
@@ -89,11 +90,7 @@ export const signIn: EndpointHandler = ({ req, res, form }, { state }) => {
   const session = state.session(readCookie(req, SESSION_COOKIE));
   const returnTo = form.get('return_to') ?? '';
   const csrf = form.get('authenticity_token') ?? '';
-  if (
-    !returnTo.startsWith('/oauth2/authorize?') ||
-    !/^[\x21-\x7e]+$/.test(returnTo) ||
-    !session.csrfTokens.delete(csrf)
-  ) {
+  if (!returnTo.startsWith('/oauth2/authorize?') || !isVisibleWord(returnTo) || !session.csrfTokens.delete(csrf)) {
     const page = renderAuthorizeErrorPage(
       'invalid_request',
       'The sign-in form expired or was forged. Start again from the application.',

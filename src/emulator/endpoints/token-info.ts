@@ -1,4 +1,5 @@
 import type { TokenInfoDoorkeeper5Wire, TokenInfoSpecWire } from '../../oauth/wire.js';
+import { bearerRecord } from '../bearer.js';
 import { sendJson, sendOAuthError } from '../responses.js';
 import type { EndpointHandler } from './context.js';
 
@@ -7,8 +8,7 @@ import type { EndpointHandler } from './context.js';
  * (server-behaviour.md token info 2); 401 invalid_token for any token it does not know alive.
  */
 export const tokenInfoEndpoint: EndpointHandler = ({ req, res }, { state, flavor }) => {
-  const bearer = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  const record = bearer?.[1] === undefined ? undefined : state.useToken(bearer[1]);
+  const record = bearerRecord(req, state);
   if (record === undefined) {
     sendOAuthError(res, 401, 'invalid_token', { state: 'unauthorized' });
     return;
