@@ -1,5 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
+// No test may touch a developer's real keyring: without a session bus address, the keyring addon
+// finds none. The keyring suites start their own bus and Secret Service and pass its address.
+delete process.env.DBUS_SESSION_BUS_ADDRESS;
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],

@@ -28,6 +28,7 @@ const isVerbose = process.argv.includes('--verbose');
 const PACKAGES = {
   undici: { from: 'undici' },
   'proper-lockfile': { from: 'proper-lockfile' },
+  '@napi-rs/keyring': { from: '@napi-rs/keyring' },
   '@inquirer/password': { from: '@inquirer/password', isDefaultOnly: true },
   '@inquirer/input': { from: '@inquirer/input', isDefaultOnly: true },
   '@inquirer/checkbox': { from: '@inquirer/checkbox', isDefaultOnly: true },
@@ -143,6 +144,8 @@ const home = mkdtempSync(join(tmpdir(), 'mmauth-build-'));
 try {
   const env = {
     ...process.env,
+    // Never the developer's keyring: with no session bus, credentials go to this temporary file.
+    DBUS_SESSION_BUS_ADDRESS: '',
     MMAUTH_BUILD_CODE_CACHE: '1',
     MMAUTH_CONFIG_DIR: home,
     MMAUTH_BASE_URL: 'http://127.0.0.1:9',

@@ -4,7 +4,7 @@ import { createHttpClient } from './http/http-client.js';
 import type { HttpClient } from './http/http-types.js';
 import type { StreamedResponse, StreamRequest } from './http/stream-request.js';
 import type { AuthorizationRandomness } from './oauth/authorization-code.js';
-import { openProfileStore, type ProfileStore } from './store/profile-store.js';
+import { openProfileStore, type CredentialStoreSetting, type ProfileStore } from './store/profile-store.js';
 import { createFdWriter, type Writer } from './ui/fd-writer.js';
 import { createOutput, type Output } from './ui/output.js';
 import { createPrompter, type Prompter } from './ui/prompts.js';
@@ -59,6 +59,16 @@ export async function readStdinText(stdin: AsyncIterable<Uint8Array | string>): 
   return Buffer.from(bytes).toString('utf8');
 }
 
+/**
+ * MMAUTH_CREDENTIAL_STORE: `auto` (also when unset or empty), `keyring` or `file`, case-insensitive.
+ * Throws `usage` for anything else.
+ */
+export function credentialStoreSetting(env: NodeJS.ProcessEnv): CredentialStoreSetting {
+  const value = env.MMAUTH_CREDENTIAL_STORE?.trim().toLowerCase() || 'auto';
+  if (value === 'auto' || value === 'keyring' || value === 'file') return value;
+  throw new MmauthError('usage', `MMAUTH_CREDENTIAL_STORE must be auto, keyring or file, not "${value}"`);
+}
+
 /** The parts of `process` createContext needs. */
 export interface ProcessLike {
   env: NodeJS.ProcessEnv;
@@ -88,10 +98,13 @@ export function createContext(proc: ProcessLike, signal: AbortSignal, version = 
     output: () => (output ??= createOutput({ stdout, stderr }, proc.env)),
     prompter: createPrompter(proc),
     openStore: () =>
-      (store ??= openProfileStore({
-        configDir: proc.env.MMAUTH_CONFIG_DIR || undefined,
-        onWarning: (message) => stderr.write(`! ${sanitizeForTerminal(message)}\n`),
-      })),
+      (store ??= (async () =>
+        openProfileStore({
+          configDir: proc.env.MMAUTH_CONFIG_DIR || undefined,
+          credentialStore: credentialStoreSetting(proc.env),
+          platform: proc.platform,
+          onWarning: (message) => stderr.write(`! ${sanitizeForTerminal(message)}\n`),
+        }))()),
     http: (timeoutMs, trace) =>
       createHttpClient({
         timeoutMs,

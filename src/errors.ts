@@ -48,6 +48,7 @@ export const ERROR_CODES = [
   'state_mismatch',
   'revocation_not_confirmed',
   'api_unauthorized',
+  'credentials_lost',
   // The server's OAuth error; the exit code follows `oauthError` (RFC 6749 §4.1.2.1, §5.2; RFC 7009).
   'authorization_error',
   'token_endpoint_error',
@@ -62,6 +63,8 @@ export const ERROR_CODES = [
   'store_write_failed',
   'store_lock_failed',
   'store_insecure',
+  'keyring_unavailable',
+  'keyring_failed',
   'listener_failed',
   'doctor_failed',
   'unexpected',

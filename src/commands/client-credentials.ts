@@ -3,14 +3,15 @@ import type { AppContext } from '../context.js';
 import { requestClientCredentialsToken } from '../oauth/client-credentials.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import { reportToken } from '../ui/token-report.js';
-import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
+import { prepareStoring, type StorageOptions } from './shared/credential-storage.js';
+import { withClientOptions, withCommonOptions, withStorageOption, type ClientOptions } from './shared/options.js';
 import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
 import { chooseScope, requireClientId, resolveClientSecret } from './shared/settings.js';
 import { resolveTarget } from './shared/target.js';
 import { toStoredToken } from './shared/token-record.js';
 
 /** Options of `mmauth client-credentials`. */
-export interface ClientCredentialsOptions extends ClientOptions {
+export interface ClientCredentialsOptions extends ClientOptions, StorageOptions {
   scope?: string;
   /** false with --no-save. */
   save: boolean;
@@ -20,7 +21,7 @@ export interface ClientCredentialsOptions extends ClientOptions {
 
 /** Registers `mmauth client-credentials`; the logic is runClientCredentials. */
 export function registerClientCredentials(program: Command, ctx: AppContext): void {
-  withClientOptions(withCommonOptions(program.command('client-credentials')))
+  withStorageOption(withClientOptions(withCommonOptions(program.command('client-credentials'))))
     .description('get a token for the client itself (client credentials grant), no user involved')
     .option('--scope <scopes>', 'space-separated scopes to request (default "service")')
     .option('--no-save', 'print the token only; do not store it in the profile')
@@ -47,26 +48,31 @@ Examples:
  */
 export async function runClientCredentials(options: ClientCredentialsOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const target = await resolveTarget(options, ctx);
+  const target = await resolveTarget(options, ctx, { getsCredentials: true });
   const { endpoints, profile, profileName } = target;
   const clientId = await requireClientId(options.clientId, ctx, profile);
   const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
   if (options.save)
     assertMayStore(profileName, profile, endpoints.baseUrl, 'client_credentials', options.replace === true);
+  const intent = options.save ? await prepareStoring(options, target.store, profileName, out) : {};
   const usable = options.replace === true ? credentialsFor(profile, endpoints.baseUrl) : profile;
   const clientSecret = await resolveClientSecret(options, ctx, { ...target, profile: usable });
   const response = await requestClientCredentialsToken(target.server, clientId, clientSecret, scope);
   const nowMs = ctx.nowMs();
   const token = toStoredToken(response, 'client_credentials', nowMs, scope);
   if (options.save) {
-    await target.store.update(profileName, (current) => ({
-      ...current,
-      baseUrl: endpoints.baseUrl,
-      clientId,
-      clientSecret,
-      scope,
-      token,
-    }));
+    await target.store.update(
+      profileName,
+      (current) => ({
+        ...current,
+        baseUrl: endpoints.baseUrl,
+        clientId,
+        clientSecret,
+        scope,
+        token,
+      }),
+      intent,
+    );
   }
   const where = options.save ? ` (stored in profile "${profileName}")` : ' (not stored)';
   reportToken(

@@ -17,6 +17,7 @@ import { startWaitIndicator } from '../ui/wait-indicator.js';
 import type { LoginOptions } from './login.js';
 import { offerAuthorizationUrl, probe } from './login-offer.js';
 import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
+import { prepareStoring } from './shared/credential-storage.js';
 import { resolveLoginSettings } from './shared/login-settings.js';
 import { findClientSecret, isVerbose } from './shared/settings.js';
 import { toStoredToken } from './shared/token-record.js';
@@ -43,6 +44,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   const origin = isImplicit ? 'implicit' : 'authorization_code';
   assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
   // No secret from any source: a public client (RFC 8252 §8.4), PKCE and client_id alone.
+  const intent = await prepareStoring(options, target.store, profileName, out);
   const clientSecret = isImplicit ? undefined : await findClientSecret(options, ctx, { ...target, profile: usable });
   if (isImplicit) {
     out.warn(
@@ -115,15 +117,19 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     }
     const nowMs = ctx.nowMs();
     const token = toStoredToken(response, origin, nowMs, scope);
-    await target.store.update(profileName, (current) => ({
-      ...current,
-      baseUrl: endpoints.baseUrl,
-      clientId,
-      clientSecret: clientSecret ?? credentialsFor(current, endpoints.baseUrl)?.clientSecret,
-      scope,
-      redirectUri: redirect?.uri,
-      token,
-    }));
+    await target.store.update(
+      profileName,
+      (current) => ({
+        ...current,
+        baseUrl: endpoints.baseUrl,
+        clientId,
+        clientSecret: clientSecret ?? credentialsFor(current, endpoints.baseUrl)?.clientSecret,
+        scope,
+        redirectUri: redirect?.uri,
+        token,
+      }),
+      intent,
+    );
     const headline = `Logged in to ${endpoints.baseUrl} (profile "${profileName}")${isImplicit ? ' with the implicit flow' : ''}`;
     reportToken(out, token, profileName, nowMs, options.json === true, headline);
   } finally {

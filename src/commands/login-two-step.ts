@@ -13,6 +13,7 @@ import type { LoginOptions } from './login.js';
 import { probe } from './login-offer.js';
 import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
 import { profileFlag } from './shared/next-step.js';
+import { prepareStoring } from './shared/credential-storage.js';
 import { resolveLoginSettings } from './shared/login-settings.js';
 import { findClientSecret } from './shared/settings.js';
 import { requireProfile, resolveTarget } from './shared/target.js';
@@ -46,6 +47,7 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
   const out = await ctx.output();
   const { target, clientId, scope, redirect, usable } = await resolveLoginSettings(options, ctx);
   const { endpoints, profileName } = target;
+  const intent = await prepareStoring(options, target.store, profileName, out);
   const redirectUri = redirect?.uri ?? `http://127.0.0.1:${await freeLoopbackPort()}/callback`;
   const responseType = options.implicit === true ? 'token' : 'code';
   const request = await createAuthorizationRequest(
@@ -68,11 +70,15 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
     scope,
     expiresAt,
   };
-  await target.store.update(profileName, (current) => ({
-    ...current,
-    baseUrl: current.baseUrl ?? endpoints.baseUrl,
-    pendingLogin: pending,
-  }));
+  await target.store.update(
+    profileName,
+    (current) => ({
+      ...current,
+      baseUrl: current.baseUrl ?? endpoints.baseUrl,
+      pendingLogin: pending,
+    }),
+    intent,
+  );
   if (options.json === true) {
     out.json({
       authorization_url: request.url.href,
@@ -111,9 +117,10 @@ async function completionUrl(value: string, ctx: AppContext): Promise<URL> {
  */
 export async function runLoginComplete(options: LoginOptions & { complete: string }, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const target = await resolveTarget(options, ctx);
+  const target = await resolveTarget(options, ctx, { getsCredentials: true });
   const { endpoints, profileName } = target;
   const profile = requireProfile(target);
+  const intent = await prepareStoring(options, target.store, profileName, out);
   const pending = profile.pendingLogin;
   if (pending === undefined) {
     throw new MmauthError('pending_login_missing', `profile "${profileName}" has no login waiting to be completed`, {
@@ -157,15 +164,19 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
   }
   const nowMs = ctx.nowMs();
   const token = toStoredToken(response, origin, nowMs, pending.scope);
-  await target.store.update(profileName, (current) => ({
-    ...current,
-    baseUrl: endpoints.baseUrl,
-    clientId: pending.clientId,
-    clientSecret: clientSecret ?? credentialsFor(current, endpoints.baseUrl)?.clientSecret,
-    scope: pending.scope,
-    token,
-    pendingLogin: undefined,
-  }));
+  await target.store.update(
+    profileName,
+    (current) => ({
+      ...current,
+      baseUrl: endpoints.baseUrl,
+      clientId: pending.clientId,
+      clientSecret: clientSecret ?? credentialsFor(current, endpoints.baseUrl)?.clientSecret,
+      scope: pending.scope,
+      token,
+      pendingLogin: undefined,
+    }),
+    intent,
+  );
   const headline = `Logged in to ${endpoints.baseUrl} (profile "${profileName}")${isImplicit ? ' with the implicit flow' : ''}`;
   reportToken(out, token, profileName, nowMs, options.json === true, headline);
 }

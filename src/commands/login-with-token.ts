@@ -6,10 +6,11 @@ import { reportToken } from '../ui/token-report.js';
 import type { CommonOptions } from './shared/options.js';
 import { isVisibleWord } from '../util/visible-word.js';
 import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
+import { prepareStoring, type StorageOptions } from './shared/credential-storage.js';
 import { resolveTarget } from './shared/target.js';
 
 /** Options of `login --with-token`. */
-export interface LoginWithTokenOptions extends CommonOptions {
+export interface LoginWithTokenOptions extends CommonOptions, StorageOptions {
   /** false with --no-verify. */
   verify: boolean;
   /** Replace a client token or another server's credentials. */
@@ -24,9 +25,10 @@ export interface LoginWithTokenOptions extends CommonOptions {
  */
 export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const target = await resolveTarget(options, ctx);
+  const target = await resolveTarget(options, ctx, { getsCredentials: true });
   const { endpoints, profileName } = target;
   assertMayStore(profileName, target.profile, endpoints.baseUrl, 'personal', options.replace === true);
+  const intent = await prepareStoring(options, target.store, profileName, out);
   const raw =
     ctx.stdin.isTTY === true
       ? await ctx.prompter.secret('Personal access token:', 'standard input: mmauth login --with-token < token.txt')
@@ -62,12 +64,16 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
   } else {
     out.warn('stored without checking it (--no-verify): `mmauth info` will tell whether the server accepts it');
   }
-  await target.store.update(profileName, (current) => ({
-    ...current,
-    baseUrl: endpoints.baseUrl,
-    clientSecret: credentialsFor(current, endpoints.baseUrl)?.clientSecret,
-    token,
-  }));
+  await target.store.update(
+    profileName,
+    (current) => ({
+      ...current,
+      baseUrl: endpoints.baseUrl,
+      clientSecret: credentialsFor(current, endpoints.baseUrl)?.clientSecret,
+      token,
+    }),
+    intent,
+  );
   const checked = options.verify ? ', checked with token info' : '';
   const headline = `Stored a personal access token for ${endpoints.baseUrl} (profile "${profileName}")${checked}`;
   reportToken(out, token, profileName, nowMs, options.json === true, headline);

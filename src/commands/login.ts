@@ -1,4 +1,5 @@
 import { Option, type Command } from '@commander-js/extra-typings';
+import type { StorageOptions } from './shared/credential-storage.js';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { runBrowserLogin } from './login-browser.js';
@@ -7,12 +8,13 @@ import {
   MAX_TIMER_SECONDS,
   parseSeconds,
   withClientOptions,
+  withStorageOption,
   withCommonOptions,
   type ClientOptions,
 } from './shared/options.js';
 
 /** Options of `mmauth login`. */
-export interface LoginOptions extends ClientOptions {
+export interface LoginOptions extends ClientOptions, StorageOptions {
   scope?: string;
   redirectUri?: string;
   /** Seconds to wait for the redirect. */
@@ -37,7 +39,7 @@ export interface LoginOptions extends ClientOptions {
 
 /** Registers `mmauth login`: flags, exclusions, description and examples; the logic is runLogin. */
 export function registerLogin(program: Command, ctx: AppContext): void {
-  withClientOptions(withCommonOptions(program.command('login')))
+  withStorageOption(withClientOptions(withCommonOptions(program.command('login'))))
     .description('sign in through the browser (authorization code flow with PKCE) and store the token')
     .option('--scope <scopes>', 'space-separated scopes to request (default "service"; a checkbox on a terminal)')
     .option(

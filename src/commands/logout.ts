@@ -1,5 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
+import type { Profile } from '../store/profile.js';
 import { maskToken } from '../ui/format.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
 import { assertCredentialOrigin } from './shared/credential-origin.js';
@@ -13,10 +14,17 @@ export interface LogoutOptions extends ClientOptions {
   localOnly?: boolean;
 }
 
+/** The profile without its credentials (token, refresh token, client secret, pending login): its settings stay. */
+function forgetCredentials(current: Profile): Profile {
+  return { ...current, token: undefined, clientSecret: undefined, pendingLogin: undefined };
+}
+
 /** Registers `mmauth logout`; the logic is runLogout. */
 export function registerLogout(program: Command, ctx: AppContext): void {
   withClientOptions(withCommonOptions(program.command('logout')))
-    .description("revoke the profile's stored token on the server, then forget it (the profile's settings stay)")
+    .description(
+      "revoke the profile's stored token on the server, then forget it and the stored client secret (the profile's other settings stay)",
+    )
     .option(
       '--local-only',
       'forget the token without revoking it on the server (offline, or a server you cannot reach)',
@@ -38,15 +46,22 @@ Examples:
  */
 export async function runLogout(options: LogoutOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const local = await openLocalTarget(options, ctx);
+  // --local-only forgets, so it works even when the stored credentials can no longer be read.
+  const local = await openLocalTarget(options, ctx, { getsCredentials: options.localOnly === true });
   requireProfile(local);
   const { profileName } = local;
   const token = local.profile?.token;
   if (token === undefined) {
+    const hadSecrets = local.profile?.clientSecret !== undefined || local.profile?.pendingLogin !== undefined;
+    if (hadSecrets || local.store.list().find(({ name }) => name === profileName)?.profile.hasClientSecret) {
+      await local.store.update(profileName, forgetCredentials);
+    }
     if (options.json === true) {
       out.json({ logged_out: false, revoked: false, confirmed: false, profile: profileName });
     }
-    out.info(`Profile "${profileName}" has no stored token: nothing to log out.`);
+    out.info(
+      `Profile "${profileName}" has no stored token: nothing to log out${hadSecrets ? ' (its stored client secret is forgotten)' : ''}.`,
+    );
     return;
   }
   let isRevoked = false;
@@ -74,11 +89,11 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
       );
     }
   }
-  await local.store.update(profileName, (current) => ({ ...current, token: undefined }));
+  await local.store.update(profileName, forgetCredentials);
   if (options.json === true) {
     out.json({ logged_out: true, revoked: isRevoked, confirmed: result === 'confirmed', profile: profileName });
   }
   out.success(
-    `Logged out of profile "${profileName}"${isRevoked ? `: revoked ${maskToken(token.accessToken)}${result === 'confirmed' ? ' (confirmed)' : ''}` : ''}; its settings stay.`,
+    `Logged out of profile "${profileName}"${isRevoked ? `: revoked ${maskToken(token.accessToken)}${result === 'confirmed' ? ' (confirmed)' : ''}` : ''}; its stored secrets are forgotten, its other settings stay.`,
   );
 }

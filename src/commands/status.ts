@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
-import type { Profile } from '../store/profile.js';
+import type { ListedProfile } from '../store/profile.js';
 import { formatDuration, formatInstant, maskToken } from '../ui/format.js';
 import { judgeStoredToken, secondsLeft, type TokenState } from '../store/token-state.js';
 import { nextStep } from './shared/next-step.js';
@@ -61,9 +61,11 @@ export interface ProfileStatusJson {
   has_refresh_token: boolean;
   /** How the token renews. */
   renewal: RenewalKind;
+  /** Where its credentials are: `keyring` (sealed in the file, the key in the OS keyring) or `file` (plain text). */
+  credential_store: 'keyring' | 'file';
 }
 
-function describeState(state: TokenState, profile: Profile, nowMs: number, check: TokenCheck): string {
+function describeState(state: TokenState, profile: ListedProfile, nowMs: number, check: TokenCheck): string {
   const token = profile.token;
   const verdict =
     check === 'active'
@@ -96,7 +98,14 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
   const nowMs = ctx.nowMs();
   const profiles = store.list();
   const checks =
-    options.check === true ? await checkStoredTokens(profiles, options.timeout, ctx) : new Map<string, TokenCheck>();
+    options.check === true
+      ? await checkStoredTokens(
+          store,
+          profiles.map(({ name }) => name),
+          options.timeout,
+          ctx,
+        )
+      : new Map<string, TokenCheck>();
   const rows = profiles.map(({ name, profile }) => ({
     name,
     profile,
@@ -119,10 +128,11 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
           state,
           expires_in: token === undefined ? null : (secondsLeft(token, nowMs) ?? null),
           expires_at: token?.expiresAt === undefined ? null : formatInstant(Date.parse(token.expiresAt)),
-          has_client_secret: profile.clientSecret !== undefined,
+          has_client_secret: profile.hasClientSecret,
           check,
-          has_refresh_token: profile.token?.refreshToken !== undefined,
+          has_refresh_token: profile.token?.hasRefreshToken === true,
           renewal: renewalOf(profile, ctx.env),
+          credential_store: profile.credentialsIn,
         };
       }),
     });
@@ -142,9 +152,17 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
       'token',
       state === 'none'
         ? 'none'
-        : `${describeState(state, profile, nowMs, check)}   ${maskToken(profile.token?.accessToken ?? '')}`,
+        : `${describeState(state, profile, nowMs, check)}   ${profile.token?.plainAccessToken === undefined ? '(sealed)' : maskToken(profile.token.plainAccessToken)}`,
     );
-    out.field('client secret', profile.clientSecret === undefined ? 'not stored' : 'stored');
+    out.field('client secret', profile.hasClientSecret ? 'stored' : 'not stored');
+    out.field(
+      'credentials',
+      !profile.hasClientSecret && profile.token === undefined
+        ? 'none stored'
+        : profile.credentialsIn === 'keyring'
+          ? `sealed in the file, the key in the ${store.keyringName}`
+          : 'in the file, plain text',
+    );
     out.field('renews with', RENEWAL_WORDS[renewalOf(profile, ctx.env)]);
   }
   const current = rows.find((row) => row.name === selected);

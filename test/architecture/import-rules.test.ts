@@ -36,7 +36,7 @@ const ALLOWED_PACKAGES: Record<string, readonly string[]> = {
   browser: ['open'],
   oauth: ['oauth4webapi'],
   http: ['undici'],
-  store: ['conf', 'env-paths', 'proper-lockfile'],
+  store: ['conf', 'env-paths', 'proper-lockfile', '@napi-rs/keyring'],
 };
 
 /** Layers below the commands: they raise coded errors and leave exit codes and hints to the failure map. */

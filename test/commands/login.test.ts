@@ -134,7 +134,7 @@ describe('runLogin (in-process: the real emulator and listener, a browser stand-
       env: { MMAUTH_BASE_URL: server.baseUrl, MMAUTH_CLIENT_ID: 'app', MMAUTH_CLIENT_SECRET: 'secret-0123456789' },
     });
     await runLogin({ ...options, wait: 1 }, ctx);
-    expect((await ctx.store()).read('default')?.token?.accessToken).toBe('slow-token-0123456789abcdef');
+    expect((await (await ctx.store()).read('default'))?.token?.accessToken).toBe('slow-token-0123456789abcdef');
   });
 
   it('no redirect within --wait: callback_timeout (exit 3)', async () => {

@@ -53,11 +53,11 @@ describe('renewToken: one renewal across processes (in-process, against the emul
   it('a token another process already renewed is used as it is: no request, even though this process read the old one', async () => {
     const { ctx, refreshes } = await loggedIn();
     const store = await ctx.store();
-    const seen = store.read('default')?.token;
+    const seen = (await store.read('default'))?.token;
     if (seen === undefined) throw new Error('no token');
     await runRefresh({ timeout: 5 }, ctx);
     expect(refreshes()).toBe(1);
-    const current = store.read('default')?.token;
+    const current = (await store.read('default'))?.token;
     const renewed = await renewToken(seen, { profileName: 'default', store, timeoutSeconds: 5 }, ctx);
     expect(renewed.accessToken).toBe(current?.accessToken);
     expect(renewed.refreshToken).toBe(current?.refreshToken);

@@ -49,6 +49,7 @@ describe('runStatus (in-process, fixed clock)', () => {
         scopes:        service
         token:         expired at 2026-11-23T11:59:50Z   BBBB…BBBB
         client secret: not stored
+        credentials:   in the file, plain text
         renews with:   none
 
       ▸ default (selected)
@@ -58,6 +59,7 @@ describe('runStatus (in-process, fixed clock)', () => {
         scopes:        service
         token:         valid (by its expiry; not checked), 1h 59m left (until 2026-11-23T13:59:59Z)   AAAA…AAAA
         client secret: stored
+        credentials:   in the file, plain text
         renews with:   none
 
         pat
@@ -67,6 +69,7 @@ describe('runStatus (in-process, fixed clock)', () => {
         scopes:        service
         token:         valid (by its expiry; not checked), no expiry   CCCC…CCCC
         client secret: not stored
+        credentials:   in the file, plain text
         renews with:   none
       "
     `);

@@ -3,10 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { onTestFinished } from 'vitest';
-import { readStdinText, type AppContext } from '../../src/context.js';
+import { credentialStoreSetting, readStdinText, type AppContext } from '../../src/context.js';
 import { MmauthError } from '../../src/errors.js';
 import { createHttpClient } from '../../src/http/http-client.js';
+import type { Keyring } from '../../src/store/keyring.js';
 import { openProfileStore, type ProfileStore } from '../../src/store/profile-store.js';
+import { noKeyring } from './memory-keyring.js';
 import type { BrowserOutcome } from '../../src/browser/open-browser.js';
 import type { Writer } from '../../src/ui/fd-writer.js';
 import { createOutput, type Output } from '../../src/ui/output.js';
@@ -69,6 +71,8 @@ export interface TestContextOptions {
   browser?: BrowserStandIn;
   /** Fixed `state` and PKCE verifier, instead of random ones. */
   random?: { state: string; codeVerifier: string };
+  /** The OS keyring the store uses; default: none (credentials fall back to the file). */
+  keyring?: Keyring;
 }
 
 /** An AppContext over buffers, a fixed clock and a fresh config directory, plus what it recorded. */
@@ -113,7 +117,14 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
   onTestFinished(() => interrupt.abort());
   let output: Promise<Output> | undefined;
   let store: Promise<ProfileStore> | undefined;
-  const openStore = () => (store ??= openProfileStore({ configDir }));
+  const keyring = options.keyring;
+  const openStore = () =>
+    (store ??= (async () =>
+      openProfileStore({
+        configDir,
+        credentialStore: credentialStoreSetting(env),
+        openKeyring: keyring === undefined ? noKeyring : async () => keyring,
+      }))());
   const browser = options.browser;
   const random = options.random;
   return {

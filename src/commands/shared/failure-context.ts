@@ -27,7 +27,7 @@ export async function failureContextFor(run: FailedRun, ctx: AppContext): Promis
   let origin = originOfCommand(run);
   if (origin === undefined) {
     try {
-      origin = (await ctx.openStore()).read(profileName)?.lastGrant;
+      origin = (await ctx.openStore()).list().find(({ name }) => name === profileName)?.profile.lastGrant;
     } catch {
       // A damaged config file is its own error; the hint does without it.
     }

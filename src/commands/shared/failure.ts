@@ -38,6 +38,8 @@ function oauthHint(oauthError: string | undefined, context: FailureContext): str
   }
 }
 
+const CREDENTIAL_STORE_FILE = 'MMAUTH_CREDENTIAL_STORE=file';
+
 const STORE_HINT = 'fix or move the file aside; mmauth never resets it by itself';
 
 /** The exit code of each code; the OAuth error codes decide by `oauthError` (oauthExitCode). */
@@ -81,6 +83,7 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   state_mismatch: ExitCode.auth,
   revocation_not_confirmed: ExitCode.auth,
   api_unauthorized: ExitCode.auth,
+  credentials_lost: ExitCode.auth,
   authorization_error: 'oauth',
   token_endpoint_error: 'oauth',
   revocation_error: 'oauth',
@@ -93,6 +96,8 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   store_write_failed: ExitCode.failure,
   store_lock_failed: ExitCode.failure,
   store_insecure: ExitCode.failure,
+  keyring_unavailable: ExitCode.failure,
+  keyring_failed: ExitCode.failure,
   listener_failed: ExitCode.failure,
   doctor_failed: ExitCode.failure,
   unexpected: ExitCode.failure,
@@ -155,6 +160,12 @@ function hintByCode(error: MmauthError, context: FailureContext): string | undef
       return 'make it yours and private (chown to this user; chmod 700 the directory, 600 the file; no links), or set MMAUTH_CONFIG_DIR to a directory of your own';
     case 'authorization_request_rejected':
       return probeHint(error.oauthError);
+    case 'credentials_lost':
+      return `run \`${nextStep(context.origin, context.profileName)}\` to store them again${context.origin === 'client_credentials' ? ' (give the client secret again)' : ''}; other profiles are untouched`;
+    case 'keyring_unavailable':
+      return `unlock the keyring, or start a Secret Service (GNOME Keyring, KWallet, KeePassXC); to keep new credentials in the file in plain text (mode 0600) instead, set ${CREDENTIAL_STORE_FILE} or pass --insecure-storage`;
+    case 'keyring_failed':
+      return `run \`mmauth doctor\` to check the keyring; to keep new credentials in the file instead, set ${CREDENTIAL_STORE_FILE}`;
     case 'store_lock_failed':
       return details.lock === undefined ? STORE_HINT : `if no mmauth is running, remove ${details.lock}`;
     case 'store_unreadable':
@@ -189,6 +200,8 @@ const LOCAL_CODES = new Set<ErrorCode>([
   'store_malformed',
   'store_write_failed',
   'store_lock_failed',
+  'keyring_unavailable',
+  'keyring_failed',
 ]);
 
 /** The hint to print under `error`: its own (command layer), else the one its code implies. */

@@ -31,7 +31,7 @@ export interface LoginSettings {
  * requireClientId, chooseScope and parseLoopbackRedirectUri throw.
  */
 export async function resolveLoginSettings(options: LoginSettingsOptions, ctx: AppContext): Promise<LoginSettings> {
-  const target = await resolveTarget(options, ctx);
+  const target = await resolveTarget(options, ctx, { getsCredentials: true });
   const { profile } = target;
   const clientId = await requireClientId(options.clientId, ctx, profile);
   const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);

@@ -112,3 +112,13 @@ export function withClientOptions<A extends unknown[], O extends OptionValues, G
     )
     .option('--client-secret-stdin', 'read the client secret from standard input');
 }
+
+/** Adds --insecure-storage to a command that stores credentials (gh's flag): the file, in plain text, on purpose. */
+export function withStorageOption<A extends unknown[], O extends OptionValues, G extends OptionValues>(
+  command: Command<A, O, G>,
+) {
+  return command.option(
+    '--insecure-storage',
+    "keep this profile's credentials in the config file in plain text (mode 0600), not in the OS keyring (env MMAUTH_CREDENTIAL_STORE=file)",
+  );
+}

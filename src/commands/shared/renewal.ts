@@ -4,7 +4,7 @@ import { resolveEndpoints } from '../../oauth/endpoints.js';
 import type { TokenResponse } from '../../oauth/parse.js';
 import type { ServerConfiguration } from '../../oauth/server-configuration.js';
 import { LOCK_HOLD_MAX_MS } from '../../store/config-lock.js';
-import type { Profile, StoredToken } from '../../store/profile.js';
+import type { ListedProfile, Profile, StoredToken } from '../../store/profile.js';
 import type { ProfileStore } from '../../store/profile-store.js';
 import { judgeStoredToken, secondsLeft } from '../../store/token-state.js';
 import { nextStep } from './next-step.js';
@@ -41,15 +41,20 @@ function renewalSecret(profile: Profile, env: NodeJS.ProcessEnv): string | undef
   return pickSetting(undefined, env.MMAUTH_CLIENT_SECRET, profile.clientSecret);
 }
 
-/** How the profile's token renews: its refresh token; a client credentials token with a secret at hand; else none. */
-export function renewalOf(profile: Profile, env: NodeJS.ProcessEnv): RenewalKind {
-  const token = profile.token;
-  if (token?.refreshToken !== undefined && profile.clientId !== undefined) return 'refresh_token';
-  if (
-    token?.grant === 'client_credentials' &&
-    profile.clientId !== undefined &&
-    renewalSecret(profile, env) !== undefined
-  ) {
+/**
+ * How the profile's token renews: its refresh token; a client credentials token with a secret at
+ * hand; else none. A listed profile (status) is judged by what it holds, not the values.
+ */
+export function renewalOf(profile: Profile | ListedProfile, env: NodeJS.ProcessEnv): RenewalKind {
+  const isListed = 'hasClientSecret' in profile;
+  const hasRefreshToken = isListed
+    ? profile.token?.hasRefreshToken === true
+    : profile.token?.refreshToken !== undefined;
+  const hasSecret = isListed
+    ? profile.hasClientSecret || pickSetting(undefined, env.MMAUTH_CLIENT_SECRET, undefined) !== undefined
+    : renewalSecret(profile, env) !== undefined;
+  if (hasRefreshToken && profile.clientId !== undefined) return 'refresh_token';
+  if (profile.token?.grant === 'client_credentials' && profile.clientId !== undefined && hasSecret) {
     return 'client_credentials';
   }
   return 'none';

@@ -22,11 +22,24 @@ export interface Target extends LocalTarget {
   server: ServerConfiguration;
 }
 
-/** Opens the store and reads the selected profile (--profile > MMAUTH_PROFILE > default). */
-export async function openLocalTarget(options: { profile?: string }, ctx: AppContext): Promise<LocalTarget> {
+/** How a command reads its profile: `getsCredentials` (login, client-credentials) reads it even when its stored credentials are lost. */
+export interface ReadNeeds {
+  getsCredentials?: boolean;
+}
+
+/**
+ * Opens the store and reads the selected profile (--profile > MMAUTH_PROFILE > default), its
+ * sealed credentials opened. Throws `credentials_lost` (unless `getsCredentials`), keyring errors.
+ */
+export async function openLocalTarget(
+  options: { profile?: string },
+  ctx: AppContext,
+  { getsCredentials = false }: ReadNeeds = {},
+): Promise<LocalTarget> {
   const profileName = resolveProfileName(options.profile, ctx.env);
   const store = await ctx.openStore();
-  return { profileName, store, profile: store.read(profileName) };
+  const profile = await store.read(profileName, getsCredentials ? { ifCredentialsLost: 'omit' } : {});
+  return { profileName, store, profile };
 }
 
 /**
@@ -35,7 +48,7 @@ export async function openLocalTarget(options: { profile?: string }, ctx: AppCon
  */
 export function requireProfile(local: LocalTarget): Profile {
   if (local.profile !== undefined) return local.profile;
-  const known = local.store.list().map(({ name }) => `"${name}"`);
+  const known = local.store.names().map((name) => `"${name}"`);
   const list = known.length === 0 ? 'there are no profiles yet' : `known profiles: ${known.join(', ')}`;
   throw new MmauthError('unknown_profile', `not logged in: there is no profile "${local.profileName}"; ${list}`, {
     hint: `check --profile / MMAUTH_PROFILE, or create it: ${firstSteps(local.profileName)}`,
@@ -51,9 +64,9 @@ export function requireProfile(local: LocalTarget): Profile {
 export async function resolveTarget(
   options: CommonOptions,
   ctx: AppContext,
-  { needsStoredToken = false }: { needsStoredToken?: boolean } = {},
+  { needsStoredToken = false, getsCredentials = false }: { needsStoredToken?: boolean } & ReadNeeds = {},
 ): Promise<Target> {
-  const local = await openLocalTarget(options, ctx);
+  const local = await openLocalTarget(options, ctx, { getsCredentials });
   if (needsStoredToken && !ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
   const endpoints = resolveEndpoints(await requireBaseUrl(options.baseUrl, ctx, local.profile));
   const out = await ctx.output();

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { resolveEndpoints } from '../../oauth/endpoints.js';
 import { lookUpTokenInfo } from '../../oauth/token-info.js';
-import type { Profile } from '../../store/profile.js';
+import type { ProfileStore } from '../../store/profile-store.js';
 import { assertCredentialOrigin } from './credential-origin.js';
 import { pickSetting } from './settings.js';
 
@@ -9,20 +9,24 @@ import { pickSetting } from './settings.js';
 export type TokenCheck = 'active' | 'refused' | null;
 
 /**
- * Asks token info (spec §4.3) about each profile's stored token, at that profile's own base URL
- * (a MMAUTH_BASE_URL of another origin is refused first: `base_url_mismatch`), each request
- * bounded by `timeoutSeconds`. Profiles without a token or base URL get null. Throws network and
- * malformed-answer errors.
+ * Asks token info (spec §4.3) about each named profile's stored token (read from `store`, sealed
+ * credentials opened), at that profile's own base URL (a MMAUTH_BASE_URL of another origin is
+ * refused first: `base_url_mismatch`), each request bounded by `timeoutSeconds`. Profiles without
+ * a token or base URL get null. Throws network and malformed-answer errors, and what
+ * ProfileStore.read throws (`credentials_lost`, keyring errors).
  */
 export async function checkStoredTokens(
-  profiles: ReadonlyArray<{ name: string; profile: Profile }>,
+  store: ProfileStore,
+  names: readonly string[],
   timeoutSeconds: number,
   ctx: AppContext,
 ): Promise<Map<string, TokenCheck>> {
   const checks = new Map<string, TokenCheck>();
   const fetch = ctx.http(timeoutSeconds * 1000).fetch;
   const fromEnv = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
-  for (const { name, profile } of profiles) {
+  for (const name of names) {
+    const profile = await store.read(name);
+    if (profile === undefined) continue;
     if (profile.token === undefined || profile.baseUrl === undefined) {
       checks.set(name, null);
       continue;

@@ -1,0 +1,36 @@
+import type { Output } from '../../ui/output.js';
+import type { ProfileStore, WriteIntent } from '../../store/profile-store.js';
+
+/** Options of the commands that store credentials (login, client-credentials). */
+export interface StorageOptions {
+  /** `--insecure-storage` (gh's name): keep this profile's credentials in the config file, in plain text. */
+  insecureStorage?: boolean;
+}
+
+/**
+ * The WriteIntent of a command that stores credentials for `profileName`, checked first: when
+ * they must go to the keyring and it cannot take them, this throws (`keyring_unavailable`,
+ * `keyring_failed`, exit 1) before any request, so nothing is half done. When, under `auto`, no
+ * keyring can be used, the store writes the file and this says so on stderr, once, with the path,
+ * the reason and how to silence it (README "Where credentials live"); renewal never says it.
+ */
+export async function prepareStoring(
+  options: StorageOptions,
+  store: ProfileStore,
+  profileName: string,
+  out: Output,
+): Promise<WriteIntent> {
+  const insecureStorage = options.insecureStorage === true;
+  await store.assertCanStore(profileName, { insecureStorage });
+  let isSaid = false;
+  return {
+    insecureStorage,
+    onFileFallback: (reason) => {
+      if (isSaid) return;
+      isSaid = true;
+      out.warn(
+        `credentials of profile "${profileName}" stored in plain text in ${store.path} (mode 0600): ${reason}; set MMAUTH_CREDENTIAL_STORE=file to store them there without this notice, or MMAUTH_CREDENTIAL_STORE=keyring to refuse instead`,
+      );
+    },
+  };
+}

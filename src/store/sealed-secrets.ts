@@ -1,0 +1,56 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { presentFields, type ProfileSecrets, type SealedSecrets } from './secrets.js';
+
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+
+/** Binds a sealed blob to its profile and format version, so it cannot be moved to another profile. */
+function associatedData(profileName: string, keyId: string): Buffer {
+  return Buffer.from(`mmauth/v1/${keyId}/${profileName}`, 'utf8');
+}
+
+/**
+ * Encrypts `secrets` for `profileName` with `key` (32 bytes) under a fresh random nonce (NIST SP
+ * 800-38D: AES-256-GCM, 96-bit nonce, 128-bit tag).
+ */
+export function sealSecrets(secrets: ProfileSecrets, profileName: string, keyId: string, key: Buffer): SealedSecrets {
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, nonce, { authTagLength: TAG_BYTES });
+  cipher.setAAD(associatedData(profileName, keyId));
+  const plain = Buffer.from(JSON.stringify(secrets), 'utf8');
+  const ciphertext = Buffer.concat([cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+  return {
+    keyId,
+    nonce: nonce.toString('base64url'),
+    ciphertext: ciphertext.toString('base64url'),
+    fields: presentFields(secrets),
+  };
+}
+
+/**
+ * Decrypts what sealSecrets made for `profileName`; undefined when `key` is not the key it was
+ * sealed with, or the blob was altered or moved (the GCM tag does not match).
+ */
+export function openSealed(sealed: SealedSecrets, profileName: string, key: Buffer): ProfileSecrets | undefined {
+  try {
+    const data = Buffer.from(sealed.ciphertext, 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.nonce, 'base64url'), {
+      authTagLength: TAG_BYTES,
+    });
+    decipher.setAAD(associatedData(profileName, sealed.keyId));
+    decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
+    const plain = Buffer.concat([decipher.update(data.subarray(0, data.length - TAG_BYTES)), decipher.final()]);
+    const parsed: unknown = JSON.parse(plain.toString('utf8'));
+    if (typeof parsed !== 'object' || parsed === null) return undefined;
+    const record = parsed as Record<string, unknown>;
+    const text = (key: keyof ProfileSecrets) => (typeof record[key] === 'string' ? record[key] : undefined);
+    return {
+      clientSecret: text('clientSecret'),
+      accessToken: text('accessToken'),
+      refreshToken: text('refreshToken'),
+      codeVerifier: text('codeVerifier'),
+    };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,40 @@
+/** A profile's credentials, the only values the store seals: each absent when the profile has none. */
+export interface ProfileSecrets {
+  clientSecret?: string | undefined;
+  accessToken?: string | undefined;
+  refreshToken?: string | undefined;
+  /** The PKCE verifier of a pending two-step login (RFC 7636 §4.1). */
+  codeVerifier?: string | undefined;
+}
+
+/** The on-disk names of the sealed fields, also listed in the clear so that `status` needs no key. */
+export const SECRET_FIELDS = {
+  clientSecret: 'client_secret',
+  accessToken: 'access_token',
+  refreshToken: 'refresh_token',
+  codeVerifier: 'code_verifier',
+} as const satisfies Record<keyof ProfileSecrets, string>;
+export type SecretField = (typeof SECRET_FIELDS)[keyof typeof SECRET_FIELDS];
+
+/**
+ * A profile's secrets encrypted with AES-256-GCM under a key kept in the OS keyring (the envelope
+ * of wrangler's `--use-keyring`): `keyId` is the keyring account holding the key; `nonce` (12
+ * bytes) and `ciphertext` (with its 16-byte tag appended) are base64url; `fields` names what is
+ * inside, so that presence is known without the key.
+ */
+export interface SealedSecrets {
+  keyId: string;
+  nonce: string;
+  ciphertext: string;
+  fields: SecretField[];
+}
+
+/** The length of a key, in bytes (AES-256). */
+export const KEY_BYTES = 32;
+
+/** The secrets that are set, as their on-disk names. */
+export function presentFields(secrets: ProfileSecrets): SecretField[] {
+  return (Object.keys(SECRET_FIELDS) as Array<keyof ProfileSecrets>)
+    .filter((name) => secrets[name] !== undefined)
+    .map((name) => SECRET_FIELDS[name]);
+}

@@ -1,0 +1,283 @@
+/**
+ * Credentials in the OS keyring, through the real `@napi-rs/keyring` addon over a real D-Bus
+ * conversation (dbus-daemon) with a Secret Service (test/support/secret-service/provider.cjs):
+ * nothing secret in any file mmauth writes, renewal through the keyring, logout clearing it, the
+ * fallback said once, strict mode, a wiped keyring and the migration of plain-text profiles.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { HEADLESS_BROWSER, runCli } from '../support/cli.js';
+import { readConfig, readConfigText, startTestEmulator, type TestEmulator } from '../support/emulator.js';
+import { startSecretService, type TestSecretService } from '../support/secret-service.js';
+
+let service: TestSecretService;
+beforeAll(async () => {
+  service = await startSecretService();
+});
+afterAll(async () => {
+  await service?.close();
+});
+beforeEach(async () => {
+  await service.fail(undefined);
+  await service.lock(false);
+  await service.wipe();
+});
+
+/** A home of its own: config, data, cache and state dirs all under it (env-paths reads XDG_*). */
+function makeHome(): { home: string; configDir: string; env: Record<string, string> } {
+  const home = mkdtempSync(join(tmpdir(), 'mmauth-home-'));
+  onTestFinished(() => rmSync(home, { recursive: true, force: true }));
+  const env = {
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local/share'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    XDG_STATE_HOME: join(home, '.local/state'),
+  };
+  return { home, configDir: join(home, '.config/mmauth'), env };
+}
+
+/** Every file under `dir`, with its bytes. */
+function filesUnder(dir: string): Array<{ path: string; text: string }> {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((name) => join(dir, name))
+    .filter((path) => statSync(path).isFile())
+    .map((path) => ({ path, text: readFileSync(path).toString('latin1') }));
+}
+
+/** The forms a secret could take in a file: raw, base64, base64url, URL-encoded. */
+function encodings(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  return [secret, bytes.toString('base64'), bytes.toString('base64url'), encodeURIComponent(secret)];
+}
+
+function expectNoSecretIn(home: string, secrets: readonly string[]): void {
+  const files = filesUnder(home);
+  expect(files.length).toBeGreaterThan(0);
+  for (const { path, text } of files) {
+    for (const secret of secrets) {
+      for (const form of encodings(secret)) expect(text.includes(form), `${form} (of a secret) in ${path}`).toBe(false);
+    }
+  }
+}
+
+/** Records every access and refresh token the emulator issues. */
+function recordIssuedTokens(emulator: TestEmulator): string[] {
+  const issued: string[] = [];
+  const refreshTokens = emulator.state.refreshTokens;
+  const issue = refreshTokens.issue.bind(refreshTokens);
+  refreshTokens.issue = (access, previous) => {
+    const record = issue(access, previous);
+    issued.push(record.token, record.accessToken);
+    return record;
+  };
+  return issued;
+}
+
+interface StoredForm {
+  profiles: Record<string, { token?: { expires_at?: string; obtained_at: string }; credential_store?: string }>;
+}
+
+/** Moves the stored token's expiry into the past (a field in the clear): it is now stale. */
+function ageStoredToken(configDir: string, profile = 'default'): void {
+  const config = readConfig(configDir) as StoredForm;
+  const token = config.profiles[profile]?.token;
+  if (token === undefined) throw new Error('no stored token');
+  token.obtained_at = new Date(Date.now() - 3 * 3_600_000).toISOString();
+  token.expires_at = new Date(Date.now() - 3_600_000).toISOString();
+  writeFileSync(join(configDir, 'config.json'), JSON.stringify(config), { mode: 0o600 });
+}
+
+describe('with a Secret Service on the session bus', () => {
+  it('login, client-credentials and a personal token: no secret in any file; token renews through the keyring; logout clears it', async () => {
+    const emulator = await startTestEmulator();
+    const issued = recordIssuedTokens(emulator);
+    const { home, configDir, env: homeEnv } = makeHome();
+    const env = {
+      ...emulator.env(configDir),
+      MMAUTH_CONFIG_DIR: undefined,
+      ...homeEnv,
+      DBUS_SESSION_BUS_ADDRESS: service.address,
+      BROWSER: HEADLESS_BROWSER,
+    };
+    const login = await runCli(['login'], { env });
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).not.toMatch(/plain text/);
+    const cc = await runCli(['client-credentials', '--profile', 'ci'], { env });
+    expect(cc.code, cc.stderr).toBe(0);
+    const pat = await runCli(['login', '--with-token', '--profile', 'pat'], {
+      env: { ...env, MMAUTH_CLIENT_SECRET: undefined },
+      input: emulator.personalAccessToken,
+    });
+    expect(pat.code, pat.stderr).toBe(0);
+
+    const tokens = await Promise.all(
+      ['default', 'ci', 'pat'].map(async (profile) =>
+        (await runCli(['token', '--profile', profile], { env })).stdout.trim(),
+      ),
+    );
+    expect(tokens[2]).toBe(emulator.personalAccessToken);
+    const secrets = [emulator.client.clientSecret, emulator.personalAccessToken, ...tokens, ...issued];
+    expect(issued.length).toBeGreaterThanOrEqual(2);
+    expectNoSecretIn(home, secrets);
+    const items = await service.items();
+    expect(items).toHaveLength(1);
+    expect(items[0]?.attributes).toMatchObject({ service: 'mmauth' });
+    expect(readConfigText(configDir)).toContain(items[0]?.attributes.username);
+
+    const status = await runCli(['status', '--json'], { env });
+    const listed = (
+      JSON.parse(status.stdout) as {
+        profiles: Array<{ name: string; credential_store: string; has_refresh_token: boolean }>;
+      }
+    ).profiles;
+    expect(listed.map((p) => [p.name, p.credential_store])).toEqual([
+      ['ci', 'keyring'],
+      ['default', 'keyring'],
+      ['pat', 'keyring'],
+    ]);
+    expect(listed.find((p) => p.name === 'default')?.has_refresh_token).toBe(true);
+
+    // Renewal: the refresh token comes out of the keyring, the new pair goes back sealed.
+    ageStoredToken(configDir);
+    const renewed = await runCli(['token'], { env });
+    expect(renewed.code, renewed.stderr).toBe(0);
+    expect(renewed.stdout.trim()).not.toBe(tokens[0]);
+    expect(emulator.requests.some((r) => new URLSearchParams(r.body).get('grant_type') === 'refresh_token')).toBe(true);
+    expectNoSecretIn(home, [...secrets, renewed.stdout.trim(), ...issued]);
+    expect(await service.items()).toHaveLength(1);
+
+    for (const profile of ['default', 'ci', 'pat']) {
+      const logout = await runCli(['logout', '--profile', profile], { env });
+      expect(logout.code, logout.stderr).toBe(0);
+    }
+    expect(await service.items()).toEqual([]);
+    expectNoSecretIn(home, [...secrets, renewed.stdout.trim(), ...issued]);
+  });
+
+  it('a wiped keyring: exit 4 naming the command that gets them again, no stack trace, nothing sent, other profiles untouched', async () => {
+    const emulator = await startTestEmulator();
+    const { configDir, env: homeEnv } = makeHome();
+    const env = { ...emulator.env(configDir), ...homeEnv, DBUS_SESSION_BUS_ADDRESS: service.address };
+    expect((await runCli(['client-credentials', '--profile', 'ci'], { env })).code).toBe(0);
+    // A profile in the file, on purpose: it does not depend on the keyring.
+    expect((await runCli(['client-credentials', '--profile', 'plain', '--insecure-storage'], { env })).code).toBe(0);
+    await service.wipe();
+    const before = readConfigText(configDir);
+    const requests = emulator.requests.length;
+    for (const args of [['token'], ['header'], ['info'], ['refresh'], ['api', '/api/me']]) {
+      const result = await runCli([...args, '--profile', 'ci'], { env });
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(4);
+      expect(result.stderr).toContain('the stored credentials of profile "ci" cannot be read');
+      expect(result.stderr).toContain('mmauth client-credentials --profile ci');
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
+    const json = await runCli(['token', '--profile', 'ci', '--json'], { env });
+    expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: 'credentials_lost', exit_code: 4 } });
+    expect(emulator.requests.length).toBe(requests);
+    expect(readConfigText(configDir)).toBe(before);
+    expect((await runCli(['token', '--profile', 'plain'], { env })).code).toBe(0);
+    // The way back works: the secret again, a new key.
+    const again = await runCli(['client-credentials', '--profile', 'ci'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect((await runCli(['token', '--profile', 'ci'], { env })).code).toBe(0);
+    expect(await service.items()).toHaveLength(1);
+  });
+
+  it('a locked keyring or a refusing provider: exit 1 with the reason, never taken for a lost key, nothing written', async () => {
+    const emulator = await startTestEmulator();
+    const { configDir, env: homeEnv } = makeHome();
+    const env = { ...emulator.env(configDir), ...homeEnv, DBUS_SESSION_BUS_ADDRESS: service.address };
+    expect((await runCli(['client-credentials'], { env })).code).toBe(0);
+    const before = readConfigText(configDir);
+    await service.lock(true);
+    const locked = await runCli(['token'], { env });
+    expect(locked.code, locked.stderr).toBe(1);
+    expect(locked.stderr).toMatch(/no Secret Service \(D-Bus\) to use \(.*prompt was dismissed/);
+    const relogin = await runCli(['client-credentials'], { env });
+    expect(relogin.code, relogin.stderr).toBe(1);
+    expect(readConfigText(configDir)).toBe(before);
+    await service.lock(false);
+    await service.fail('org.freedesktop.DBus.Error.AccessDenied');
+    const refused = await runCli(['client-credentials', '--profile', 'other'], { env });
+    expect(refused.code, refused.stderr).toBe(1);
+    expect(refused.stderr).toMatch(/failed while .*refused by the test provider/);
+    expect(refused.stderr).not.toMatch(/plain text/);
+    expect(readConfigText(configDir)).toBe(before);
+  });
+});
+
+describe('without a keyring', () => {
+  it('auto: the file, with one notice at storing time naming the path, the reason and the silencer; token and renewal say nothing', async () => {
+    const emulator = await startTestEmulator();
+    const { configDir, env: homeEnv } = makeHome();
+    const env = { ...emulator.env(configDir), ...homeEnv, DBUS_SESSION_BUS_ADDRESS: undefined };
+    const cc = await runCli(['client-credentials'], { env });
+    expect(cc.code, cc.stderr).toBe(0);
+    const notices = cc.stderr.split('\n').filter((line) => line.includes('plain text'));
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toContain(join(configDir, 'config.json'));
+    expect(notices[0]).toContain('MMAUTH_CREDENTIAL_STORE=file');
+    expect(notices[0]).toMatch(/no Secret Service \(D-Bus\) to use/);
+    ageStoredToken(configDir);
+    for (const args of [['token'], ['header'], ['api', '/api/me'], ['refresh']]) {
+      const result = await runCli(args, { env });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).not.toMatch(/plain text/);
+    }
+    const status = JSON.parse((await runCli(['status', '--json'], { env })).stdout) as {
+      profiles: Array<{ credential_store: string }>;
+    };
+    expect(status.profiles[0]?.credential_store).toBe('file');
+    const silenced = await runCli(['client-credentials'], { env: { ...env, MMAUTH_CREDENTIAL_STORE: 'file' } });
+    expect(silenced.code).toBe(0);
+    expect(silenced.stderr).not.toMatch(/plain text/);
+  });
+
+  it('MMAUTH_CREDENTIAL_STORE=keyring: exit 1 with the reason and the fix, before any request, nothing stored', async () => {
+    const emulator = await startTestEmulator();
+    const { configDir, env: homeEnv } = makeHome();
+    const env = {
+      ...emulator.env(configDir),
+      ...homeEnv,
+      MMAUTH_CREDENTIAL_STORE: 'keyring',
+      BROWSER: HEADLESS_BROWSER,
+    };
+    for (const args of [['client-credentials'], ['login'], ['login', '--start']]) {
+      const result = await runCli(args, { env });
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(/no Secret Service \(D-Bus\) to use/);
+      expect(result.stderr).toContain('MMAUTH_CREDENTIAL_STORE=file');
+    }
+    const withToken = await runCli(['login', '--with-token'], { env, input: emulator.personalAccessToken });
+    expect(withToken.code).toBe(1);
+    expect(emulator.requests).toEqual([]);
+    expect(readConfigText(configDir)).toBeUndefined();
+    const json = await runCli(['client-credentials', '--json'], { env });
+    expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: 'keyring_unavailable', exit_code: 1 } });
+  });
+
+  it('--insecure-storage: the file, on purpose and without a notice; the profile stays in the file when a keyring appears', async () => {
+    const emulator = await startTestEmulator();
+    const { configDir, env: homeEnv } = makeHome();
+    const env = { ...emulator.env(configDir), ...homeEnv };
+    const cc = await runCli(['client-credentials', '--insecure-storage'], { env });
+    expect(cc.code, cc.stderr).toBe(0);
+    expect(cc.stderr).not.toMatch(/plain text/);
+    expect(readConfigText(configDir)).toContain(emulator.client.clientSecret);
+    const withBus = { ...env, DBUS_SESSION_BUS_ADDRESS: service.address };
+    ageStoredToken(configDir);
+    expect((await runCli(['token'], { env: withBus })).code).toBe(0);
+    expect((readConfig(configDir) as StoredForm).profiles.default?.credential_store).toBe('file');
+    expect(await service.items()).toEqual([]);
+  });
+
+  it('a bad MMAUTH_CREDENTIAL_STORE is a usage error (exit 2)', async () => {
+    const { env: homeEnv } = makeHome();
+    const result = await runCli(['status'], { env: { ...homeEnv, MMAUTH_CREDENTIAL_STORE: 'vault' } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('MMAUTH_CREDENTIAL_STORE must be auto, keyring or file');
+  });
+});
