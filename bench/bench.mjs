@@ -22,7 +22,51 @@ const TARGETS = {
   clientCredentialsVsNode: { ratio: 3.0 },
   emulator: { requestsPerSecond: 5000, p99Ms: 20 },
   installMB: 15,
+  tokenKeyringVsNode: { ratio: 1.7 },
 };
+
+/**
+ * A private session bus (dbus-daemon) with the tests' Secret Service (dbus-next, in a child
+ * process) on it, for the keyring row; undefined when dbus-daemon is missing. stop() ends both.
+ */
+async function startSecretService() {
+  const dir = join(work, 'bus');
+  mkdirSync(dir);
+  const socket = join(dir, 'bus');
+  writeFileSync(
+    join(dir, 'bus.conf'),
+    `<busconfig><type>session</type><listen>unix:path=${socket}</listen><auth>EXTERNAL</auth>` +
+      '<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/>' +
+      '<allow own="*"/></policy></busconfig>\n',
+  );
+  if (whichVersion('dbus-daemon', ['--version']) === undefined) return undefined;
+  const daemon = spawn('dbus-daemon', [`--config-file=${join(dir, 'bus.conf')}`, '--nofork', '--print-address'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const address = await new Promise((resolveAddress, reject) => {
+    let text = '';
+    daemon.stdout.on('data', (chunk) => {
+      text += chunk;
+      if (text.includes('\n')) resolveAddress(text.trim());
+    });
+    daemon.on('exit', () => reject(new Error('dbus-daemon exited')));
+  });
+  const provider = spawn(process.execPath, [join(root, 'test', 'support', 'secret-service', 'provider.cjs')], {
+    env: { ...baseEnv, DBUS_SESSION_BUS_ADDRESS: address },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  await new Promise((resolveReady, reject) => {
+    provider.on('message', (message) => message.ready === true && resolveReady());
+    provider.on('exit', () => reject(new Error('the Secret Service exited')));
+  });
+  return {
+    address,
+    stop: () => {
+      provider.kill('SIGKILL');
+      daemon.kill('SIGKILL');
+    },
+  };
+}
 
 function parseArguments(argv) {
   const options = { file: 'bench-results.json', pairs: 20, warmup: 3 };
@@ -50,7 +94,8 @@ if (!existsSync(join(root, 'dist', 'mmauth.cjs'))) {
 /** The environment every measured command gets. */
 const baseEnv = Object.fromEntries(
   Object.entries(process.env).filter(
-    ([key]) => key !== 'NODE_EXTRA_CA_CERTS' && !key.startsWith('MMAUTH_') && key !== 'CI',
+    ([key]) =>
+      key !== 'NODE_EXTRA_CA_CERTS' && !key.startsWith('MMAUTH_') && key !== 'CI' && key !== 'DBUS_SESSION_BUS_ADDRESS',
   ),
 );
 const work = mkdtempSync(join(tmpdir(), 'mmauth-bench-'));
@@ -256,6 +301,32 @@ async function main() {
     results.push(await comparePair('help', mmauth('mmauth --help', ['--help']), nodeZero));
     results.push(await comparePair('tokenVsNode', mmauth('mmauth token', ['token']), nodeZero));
 
+    // `token` with its credentials sealed, the key in a Secret Service (the tests' provider on a
+    // private bus): the addon's load, a D-Bus session and a search, then AES-GCM.
+    const secretService = await startSecretService();
+    if (secretService !== undefined) {
+      try {
+        const keyringEnv = {
+          ...serverEnv,
+          MMAUTH_CONFIG_DIR: join(work, 'config-keyring'),
+          MMAUTH_CREDENTIAL_STORE: 'keyring',
+          DBUS_SESSION_BUS_ADDRESS: secretService.address,
+        };
+        execFileSync(process.execPath, [BIN, 'client-credentials'], { env: keyringEnv, stdio: 'ignore' });
+        results.push(
+          await comparePair(
+            'tokenKeyringVsNode',
+            { label: 'mmauth token (keyring)', argv: [BIN, 'token'], env: keyringEnv },
+            nodeZero,
+          ),
+        );
+      } finally {
+        secretService.stop();
+      }
+    } else {
+      log('  tokenKeyringVsNode: skipped, dbus-daemon is not installed');
+    }
+
     const ghVersion = whichVersion('gh', ['--version']);
     let gh;
     if (ghVersion !== undefined) {
@@ -350,6 +421,14 @@ async function main() {
         target: '`mmauth token` / `gh auth token` ≤ 1.0',
         figure: byName.tokenVsGh?.medianRatio ?? 'gh not installed',
         isMet: byName.tokenVsGh === undefined ? null : byName.tokenVsGh.medianRatio <= TARGETS.tokenVsGh.ratio,
+      },
+      {
+        target: '`mmauth token` with the keyring / `node -e 0` ≤ 1.7',
+        figure: byName.tokenKeyringVsNode?.medianRatio ?? 'no dbus-daemon',
+        isMet:
+          byName.tokenKeyringVsNode === undefined
+            ? null
+            : byName.tokenKeyringVsNode.medianRatio <= TARGETS.tokenKeyringVsNode.ratio,
       },
       {
         target: '`mmauth token` peak RSS ≤ 50 MiB',

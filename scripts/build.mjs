@@ -45,6 +45,24 @@ execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '
 });
 
 /**
+ * `@napi-rs/keyring` straight from its platform package (its index.js first reads package files
+ * and checks for musl: about 2.5 ms on every run that opens the keyring), falling back to the
+ * package itself where the guess is wrong. npm installs only the platform package that matches.
+ */
+const KEYRING_STUB = `
+const { platform, arch } = process;
+const abis = { linux: arch === 'arm' ? ['gnueabihf'] : ['gnu', 'musl'], win32: ['msvc'] }[platform] ?? [''];
+let addon;
+for (const abi of abis) {
+  try {
+    addon = require('@napi-rs/keyring-' + platform + '-' + arch + (abi ? '-' + abi : ''));
+    break;
+  } catch {}
+}
+module.exports = addon ?? require('@napi-rs/keyring');
+`;
+
+/**
  * Resolves each import in PACKAGES (and each dynamic import of a `node:` module) to a small
  * CommonJS stub that require()s it at first use, relative to dist/mmauth.cjs. `isDefaultOnly`
  * stubs export the default itself, since esbuild hands an importer in a "type": "module" package
@@ -60,6 +78,7 @@ const lazyRequires = {
       return undefined;
     });
     build.onLoad({ filter: /.*/, namespace: 'lazy-require' }, (args) => {
+      if (args.path === '@napi-rs/keyring') return { contents: KEYRING_STUB, loader: 'js', resolveDir: root };
       const spec = PACKAGES[args.path] ?? { from: args.path };
       const contents =
         spec.isDefaultOnly === true

@@ -281,3 +281,82 @@ describe('without a keyring', () => {
     expect(result.stderr).toContain('MMAUTH_CREDENTIAL_STORE must be auto, keyring or file');
   });
 });
+
+/** Turns a profile into what an mmauth before the keyring wrote: plain text, no record of where. */
+function makeLegacy(configDir: string, profile = 'default'): void {
+  const config = readConfig(configDir) as { profiles: Record<string, Record<string, unknown>> };
+  const stored = config.profiles[profile];
+  if (stored === undefined) throw new Error('no profile');
+  delete stored.credential_store;
+  delete stored.credential_store_fallback;
+  writeFileSync(join(configDir, 'config.json'), JSON.stringify(config), { mode: 0o600 });
+}
+
+const credentialStoreOf = async (env: Record<string, string | undefined>, profile = 'default') =>
+  (
+    JSON.parse((await runCli(['status', '--json', '--profile', profile], { env })).stdout) as {
+      profiles: Array<{ name: string; credential_store: string }>;
+    }
+  ).profiles.find((p) => p.name === profile)?.credential_store;
+
+describe('migration of plain-text profiles', () => {
+  it('a profile of an earlier version, and one that fell back, keep working and move into the keyring at their next write', async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5' });
+    const { home, configDir, env: homeEnv } = makeHome();
+    const noBus = { ...emulator.env(configDir), ...homeEnv, BROWSER: HEADLESS_BROWSER };
+    expect((await runCli(['login'], { env: noBus })).code).toBe(0);
+    expect((await runCli(['client-credentials', '--profile', 'ci'], { env: noBus })).code).toBe(0);
+    makeLegacy(configDir);
+    const plain = readConfigText(configDir) ?? '';
+    const oldAccess = (await runCli(['token'], { env: noBus })).stdout.trim();
+    expect(plain).toContain(oldAccess);
+
+    const withBus = { ...noBus, DBUS_SESSION_BUS_ADDRESS: service.address };
+    // Reading moves nothing: a fresh token is handed out, the file stays as it was.
+    expect((await runCli(['token'], { env: withBus })).stdout.trim()).toBe(oldAccess);
+    expect(readConfigText(configDir)).toBe(plain);
+    expect(await credentialStoreOf(withBus)).toBe('file');
+
+    // The next write (a renewal) moves it; the fallen-back profile moves at its own.
+    const refreshed = await runCli(['refresh', '--json'], { env: withBus });
+    expect(refreshed.code, refreshed.stderr).toBe(0);
+    ageStoredToken(configDir, 'ci');
+    const ci = await runCli(['token', '--profile', 'ci'], { env: withBus });
+    expect(ci.code, ci.stderr).toBe(0);
+    expect(await credentialStoreOf(withBus)).toBe('keyring');
+    expect(await credentialStoreOf(withBus, 'ci')).toBe('keyring');
+    expectNoSecretIn(home, [oldAccess, emulator.client.clientSecret, ci.stdout.trim()]);
+    expect(readConfigText(configDir)).not.toContain('refresh_token"');
+    const token = await runCli(['token'], { env: withBus });
+    expect(token.stdout.trim()).toBe(JSON.parse(refreshed.stdout).access_token);
+    expect(await service.items()).toHaveLength(1);
+  });
+
+  it('kill -9 at random points of the move never loses the profile: it stays readable, and the next write completes the move', async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5' });
+    const { configDir, env: homeEnv } = makeHome();
+    const noBus = { ...emulator.env(configDir), ...homeEnv, BROWSER: HEADLESS_BROWSER };
+    expect((await runCli(['login'], { env: noBus })).code).toBe(0);
+    makeLegacy(configDir);
+    const withBus = { ...noBus, DBUS_SESSION_BUS_ADDRESS: service.address };
+    const { startCli } = await import('../support/cli.js');
+    for (let round = 0; round < 10; round++) {
+      const running = startCli(['refresh'], { env: withBus, timeoutMs: 10_000 });
+      await new Promise((resolve) => setTimeout(resolve, 20 + ((round * 37) % 140)));
+      running.child.kill('SIGKILL');
+      await running.done;
+      rmSync(join(configDir, 'config.json.lock'), { recursive: true, force: true });
+      rmSync(join(configDir, 'config.json.lock.pid'), { force: true });
+      // Whole, and readable in whichever form it is: the plain one, or the sealed one complete.
+      const status = await runCli(['status', '--json'], { env: withBus });
+      expect(status.code === 0 || status.code === 4, status.stderr).toBe(true);
+      const token = await runCli(['token', '--no-renew'], { env: withBus });
+      expect([0, 4]).toContain(token.code);
+      expect(token.stderr).not.toContain('cannot be read');
+    }
+    const after = await runCli(['refresh', '--json'], { env: withBus });
+    expect(after.code, after.stderr).toBe(0);
+    expect(await credentialStoreOf(withBus)).toBe('keyring');
+    expect((await runCli(['token'], { env: withBus })).stdout.trim()).toBe(JSON.parse(after.stdout).access_token);
+  }, 60_000);
+});
