@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { MmauthError } from '../errors.js';
+import { isMmauthError, MmauthError } from '../errors.js';
+import type { Profile } from '../store/profile.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import {
   checkAuthorization,
@@ -13,7 +14,8 @@ import {
   type Check,
 } from './shared/doctor-checks.js';
 import { MAX_TIMER_SECONDS, parseSeconds, type LocalOptions } from './shared/options.js';
-import { isVerbose, pickSetting } from './shared/settings.js';
+import { checkKeyring } from './shared/doctor-keyring.js';
+import { isVerbose, pickSetting, resolveProfileName } from './shared/settings.js';
 import { openLocalTarget } from './shared/target.js';
 
 /** Options of `mmauth doctor`. */
@@ -56,9 +58,22 @@ Examples:
  */
 export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const local = await openLocalTarget(options, ctx);
-  const { profile, profileName } = local;
-  const checks: Check[] = [...checkConfigFiles(local.store.path)];
+  // Read as a command that gets credentials anew would (a lost key is a finding, not a stop).
+  const profileName = resolveProfileName(options.profile, ctx.env);
+  const store = await ctx.openStore();
+  let profile: Profile | undefined;
+  let readFailure: unknown;
+  try {
+    profile = (await openLocalTarget(options, ctx)).profile;
+  } catch (error) {
+    if (!isMmauthError(error) || !['credentials_lost', 'keyring_unavailable', 'keyring_failed'].includes(error.code))
+      throw error;
+    readFailure = error;
+    profile = await store.read(profileName, { ifCredentialsLost: 'omit' }).catch(() => undefined);
+  }
+  const listed = store.list().find(({ name }) => name === profileName)?.profile;
+  const checks: Check[] = [...checkConfigFiles(store.path)];
+  checks.push(await checkKeyring(store, profileName, listed, readFailure, ctx.env));
   const baseUrl = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, profile?.baseUrl);
   const base = checkBaseUrl(baseUrl, ctx.env);
   checks.push(...base.checks);

@@ -63,9 +63,10 @@ export function createCredentialVault(keyringName: string, openKeyring: () => Pr
   return {
     keyringName,
     async open(profileName, sealed) {
-      const key = await readKey(sealed.keyId);
+      // The key is read off the main thread while the cipher (node:crypto, a few ms) loads.
+      const [key, { openSealed }] = await Promise.all([readKey(sealed.keyId), cipher()]);
       if (key === undefined) throw lost(profileName, `their key is not in the ${keyringName}`);
-      const secrets = (await cipher()).openSealed(sealed, profileName, key);
+      const secrets = openSealed(sealed, profileName, key);
       if (secrets === undefined) throw lost(profileName, `the key in the ${keyringName} does not open them`);
       return secrets;
     },

@@ -15,14 +15,22 @@ export interface Keyring {
   delete(account: string): Promise<boolean>;
 }
 
-/** The part of `@napi-rs/keyring` (2.x) mmauth uses: its synchronous Entry. */
+/**
+ * The part of `@napi-rs/keyring` (2.x) mmauth uses: AsyncEntry, whose constructor opens the D-Bus
+ * session (synchronously) and whose calls run on libuv's thread pool, so that a read overlaps
+ * with loading the cipher.
+ */
 interface KeyringEntry {
-  getPassword(): string | null;
-  setPassword(password: string): void;
-  deletePassword(): boolean;
+  getPassword(): Promise<string | null>;
+  setPassword(password: string): Promise<void>;
+  deletePassword(): Promise<boolean>;
 }
 interface KeyringModule {
-  Entry: new (service: string, account: string, options?: { linux?: { store?: 'secret-service' } }) => KeyringEntry;
+  AsyncEntry: new (
+    service: string,
+    account: string,
+    options?: { linux?: { store?: 'secret-service' } },
+  ) => KeyringEntry;
 }
 
 /** The keyring's name on `platform`. */
@@ -68,8 +76,9 @@ export function describeKeyringError(error: unknown, keyring: string, doing: str
 /**
  * Opens the OS keyring through `@napi-rs/keyring` 2.x, loaded here and only here (about 5 ms; the
  * `.node` addon cannot be bundled). On Linux the entry is pinned to Secret Service: the library's
- * default falls back to the kernel keyring silently, which loses keys at reboot. Every call is
- * synchronous in the addon (a D-Bus round trip or three, a few ms). Errors become
+ * default falls back to the kernel keyring silently, which loses keys at reboot. Opening an entry
+ * connects and opens an encrypted session (about 5 ms, synchronous); its calls run off the main
+ * thread (a D-Bus round trip or two). Errors become
  * `keyring_unavailable` or `keyring_failed` (describeKeyringError); nothing is retried.
  */
 export async function openOsKeyring(platform: NodeJS.Platform): Promise<Keyring> {
@@ -88,22 +97,22 @@ export async function openOsKeyring(platform: NodeJS.Platform): Promise<Keyring>
   }
   const entry = (account: string, doing: string): KeyringEntry => {
     try {
-      return new addon.Entry(KEYRING_SERVICE, account, { linux: { store: 'secret-service' } });
+      return new addon.AsyncEntry(KEYRING_SERVICE, account, { linux: { store: 'secret-service' } });
     } catch (error) {
       throw describeKeyringError(error, name, doing);
     }
   };
-  const call = <T>(account: string, doing: string, act: (entry: KeyringEntry) => T): T => {
+  const call = async <T>(account: string, doing: string, act: (entry: KeyringEntry) => Promise<T>): Promise<T> => {
     const item = entry(account, doing);
     try {
-      return act(item);
+      return await act(item);
     } catch (error) {
       throw describeKeyringError(error, name, doing);
     }
   };
   return {
     name,
-    get: async (account) => call(account, 'reading a key', (item) => item.getPassword() ?? undefined),
+    get: async (account) => (await call(account, 'reading a key', (item) => item.getPassword())) ?? undefined,
     set: async (account, value) => call(account, 'storing a key', (item) => item.setPassword(value)),
     delete: async (account) => call(account, 'removing a key', (item) => item.deletePassword()),
   };

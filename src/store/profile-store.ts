@@ -65,6 +65,8 @@ export interface ProfileStore {
    * `keyring_unavailable`/`keyring_failed`; under `auto` a profile that may fall back passes.
    */
   assertCanStore(name: string, intent?: WriteIntent): Promise<void>;
+  /** Asks the keyring once (`mmauth doctor`). Throws `keyring_unavailable`/`keyring_failed`. */
+  probeKeyring(): Promise<void>;
   /**
    * Read-modify-write of one profile under an exclusive lock (`config.json.lock`, proper-lockfile),
    * so parallel mmauth processes writing different profiles lose none: `change` gets the current
@@ -304,6 +306,7 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     names() {
       return [...readAll().keys()].sort();
     },
+    probeKeyring: () => vault.check(),
     async assertCanStore(name, intent = {}) {
       const raw = readAll().get(name);
       const prior = raw === undefined ? undefined : parsing(() => listProfile(raw, where(name))).credentialStore;

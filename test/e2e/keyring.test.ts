@@ -326,7 +326,7 @@ describe('migration of plain-text profiles', () => {
     expect(await credentialStoreOf(withBus)).toBe('keyring');
     expect(await credentialStoreOf(withBus, 'ci')).toBe('keyring');
     expectNoSecretIn(home, [oldAccess, emulator.client.clientSecret, ci.stdout.trim()]);
-    expect(readConfigText(configDir)).not.toContain('refresh_token"');
+    expect(readConfigText(configDir)).not.toMatch(/"refresh_token": *"/);
     const token = await runCli(['token'], { env: withBus });
     expect(token.stdout.trim()).toBe(JSON.parse(refreshed.stdout).access_token);
     expect(await service.items()).toHaveLength(1);
@@ -359,4 +359,33 @@ describe('migration of plain-text profiles', () => {
     expect(await credentialStoreOf(withBus)).toBe('keyring');
     expect((await runCli(['token'], { env: withBus })).stdout.trim()).toBe(JSON.parse(after.stdout).access_token);
   }, 60_000);
+});
+
+describe('mmauth doctor checks the keyring', () => {
+  it('answers and opens the profile; no keyring: a warning under auto; a wiped key: a failure naming the way back', async () => {
+    const emulator = await startTestEmulator();
+    const { configDir, env: homeEnv } = makeHome();
+    const env = { ...emulator.env(configDir), ...homeEnv, DBUS_SESSION_BUS_ADDRESS: service.address };
+    expect((await runCli(['client-credentials'], { env })).code).toBe(0);
+    const keyringOf = async (extra: Record<string, string | undefined>) => {
+      const result = await runCli(['doctor', '--json'], { env: { ...env, ...extra } });
+      const doc = JSON.parse(result.stdout) as { checks: Array<{ name: string; status: string; detail: string }> };
+      return { code: result.code, check: doc.checks.find((c) => c.name === 'keyring') };
+    };
+    const good = await keyringOf({});
+    expect(good.check).toMatchObject({ status: 'ok' });
+    expect(good.check?.detail).toMatch(/Secret Service \(D-Bus\) answers .*sealed, and its key opens them/);
+
+    const fileProfile = { MMAUTH_PROFILE: 'plain', DBUS_SESSION_BUS_ADDRESS: undefined };
+    const none = await keyringOf(fileProfile);
+    expect(none.check).toMatchObject({ status: 'warn' });
+    expect(none.check?.detail).toMatch(/no Secret Service \(D-Bus\) to use/);
+    const unreachable = await keyringOf({ DBUS_SESSION_BUS_ADDRESS: undefined });
+    expect(unreachable).toMatchObject({ code: 1, check: { status: 'fail' } });
+
+    await service.wipe();
+    const wiped = await keyringOf({});
+    expect(wiped).toMatchObject({ code: 1, check: { status: 'fail' } });
+    expect(wiped.check?.detail).toContain('cannot be read');
+  });
 });
