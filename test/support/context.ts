@@ -121,7 +121,7 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
   const openStore = () =>
     (store ??= (async () =>
       openProfileStore({
-        configDir,
+        configDir: env.MMAUTH_CONFIG_DIR ?? configDir,
         credentialStore: credentialStoreSetting(env),
         openKeyring: keyring === undefined ? noKeyring : async () => keyring,
       }))());
