@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
-import type { ListedProfile } from '../store/profile.js';
+import type { ListedProfile } from '../store/profile-listing.js';
 import { formatDuration, formatInstant, maskToken } from '../ui/format.js';
 import { judgeStoredToken, secondsLeft, type TokenState } from '../store/token-state.js';
 import { nextStep } from './shared/next-step.js';

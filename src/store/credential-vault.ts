@@ -28,9 +28,13 @@ export interface CredentialVault {
    * a new key stored in the keyring first. Throws `keyring_unavailable`/`keyring_failed`.
    */
   seal(profileName: string, secrets: ProfileSecrets, keyIds: Iterable<string>): Promise<SealedSecrets>;
+  /** The keyring's item `account` (not a key: an access token's copy), or undefined when it has none. */
+  getItem(account: string): Promise<string | undefined>;
+  /** Keeps `value` under `account` in the keyring. */
+  putItem(account: string, value: string): Promise<void>;
   /** Asks the keyring once (a read of an account mmauth never writes). Throws `keyring_unavailable`/`keyring_failed`. */
   check(): Promise<void>;
-  /** Removes these keys from the keyring (once no profile is sealed with them). Throws keyring errors. */
+  /** Removes these accounts (keys, items) from the keyring once nothing uses them. Throws keyring errors. */
   forget(keyIds: Iterable<string>): Promise<void>;
 }
 
@@ -83,6 +87,8 @@ export function createCredentialVault(keyringName: string, openKeyring: () => Pr
       keys.set(keyId, key);
       return sealSecrets(secrets, profileName, keyId, key);
     },
+    getItem: async (account) => (await theKeyring()).get(account),
+    putItem: async (account, value) => (await theKeyring()).set(account, value),
     async check() {
       await (await theKeyring()).get('mmauth-check');
     },

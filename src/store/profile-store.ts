@@ -5,105 +5,20 @@ import { isMmauthError, MmauthError, type ErrorCode } from '../errors.js';
 import { isRecord } from '../util/is-record.js';
 import { lockConfig } from './config-lock.js';
 import { assertSafePath } from './path-safety.js';
+import { writeConfigFile } from './config-write.js';
+import { createCredentialPlacement } from './credential-placement.js';
 import { createCredentialVault } from './credential-vault.js';
-import { keyringName, openOsKeyring, type Keyring } from './keyring.js';
-import {
-  emptyProfile,
-  listProfile,
-  parseProfile,
-  parseSealed,
-  ProfileFormatError,
-  secretsOf,
-  serializeProfile,
-  type CredentialStoreRecord,
-  type ListedProfile,
-  type Profile,
-} from './profile.js';
-import { presentFields, type SealedSecrets } from './secrets.js';
+import { keyringName, openOsKeyring } from './keyring.js';
+import { accessTokenRefOf, parseProfile, parseSealed, ProfileFormatError, serializeProfile } from './profile-json.js';
+import { listProfile } from './profile-listing.js';
+import { emptyProfile, type Profile } from './profile.js';
+import type { ProfileStore, StoreLocation, WriteIntent } from './store-types.js';
 
-/** Where new credentials are written (MMAUTH_CREDENTIAL_STORE): the keyring when there is one, the keyring or fail, the file. */
-export type CredentialStoreSetting = 'auto' | 'keyring' | 'file';
-
-/** What a write may say about where its credentials go. */
-export interface WriteIntent {
-  /** `--insecure-storage`: this write keeps the credentials in the file, in plain text, on purpose. */
-  insecureStorage?: boolean | undefined;
-  /**
-   * Called when, under `auto`, no keyring could be used and the credentials went to the file in
-   * plain text; `reason` says why. Storing commands pass it (and say so); renewal does not.
-   */
-  onFileFallback?: ((reason: string) => void) | undefined;
-}
-
-/** How read() treats sealed credentials whose key is gone: throw `credentials_lost`, or leave them out. */
-export interface ReadOptions {
-  /** For the commands that get credentials anew (login, client-credentials): the profile without them. */
-  ifCredentialsLost?: 'omit';
-}
-
-/** Profiles on disk: one JSON file (mode 0600) in a directory of its own (mode 0700). */
-export interface ProfileStore {
-  /** Absolute path of the config file. */
-  readonly path: string;
-  /**
-   * The named profile, or undefined when there is none; sealed credentials are opened through the
-   * keyring. Throws `store_malformed`/`store_unreadable` for a bad file, `credentials_lost` when
-   * the keyring answers that their key is gone (unless `ifCredentialsLost: 'omit'`), and
-   * `keyring_unavailable`/`keyring_failed` when the keyring cannot be asked.
-   */
-  read(name: string, options?: ReadOptions): Promise<Profile | undefined>;
-  /** Every profile, sorted by name, without opening sealed credentials. Throws `store_malformed`/`store_unreadable`. */
-  list(): Array<{ name: string; profile: ListedProfile }>;
-  /** The names of the profiles, sorted. */
-  names(): string[];
-  /** The keyring's name, for people. */
-  readonly keyringName: string;
-  /**
-   * Checks, before a storing command does its work, that the credentials it will store for `name`
-   * can go where they must: when they must go to the keyring (MMAUTH_CREDENTIAL_STORE=keyring, or
-   * a profile already in the keyring) the keyring is asked once. Throws
-   * `keyring_unavailable`/`keyring_failed`; under `auto` a profile that may fall back passes.
-   */
-  assertCanStore(name: string, intent?: WriteIntent): Promise<void>;
-  /** Asks the keyring once (`mmauth doctor`). Throws `keyring_unavailable`/`keyring_failed`. */
-  probeKeyring(): Promise<void>;
-  /**
-   * Read-modify-write of one profile under an exclusive lock (`config.json.lock`, proper-lockfile),
-   * so parallel mmauth processes writing different profiles lose none: `change` gets the current
-   * profile (an empty one when there is none) and returns the new one, or undefined to delete it.
-   * `change` may be async (a renewal asks the server under the lock, LOCK_HOLD_MAX_MS at most); a
-   * throw from it leaves the file untouched. Other profiles are untouched; the file is replaced
-   * atomically. Credentials are sealed with a key in the keyring or written in plain text as
-   * `MMAUTH_CREDENTIAL_STORE`, `intent` and the profile's record decide (decisions 24; README
-   * "Where credentials live"); a key no profile uses any more is removed from the keyring after the
-   * write. Throws `store_lock_failed` when the lock cannot be had within LOCK_WAIT_MS,
-   * `store_write_failed` when the file cannot be written, `keyring_unavailable`/`keyring_failed`
-   * when the credentials must go to a keyring that cannot take them (nothing is written then).
-   */
-  update(
-    name: string,
-    change: (current: Profile) => Profile | undefined | Promise<Profile | undefined>,
-    intent?: WriteIntent,
-  ): Promise<Profile | undefined>;
-}
+export type { CredentialStoreSetting, ProfileStore, ReadOptions, StoreLocation, WriteIntent } from './store-types.js';
 
 /** A failure of the config file (unreadable, malformed, not writable, locked); the file is left untouched. */
 function storeError(code: Extract<ErrorCode, `store_${string}`>, message: string, cause?: unknown): MmauthError {
   return new MmauthError(code, message, { cause });
-}
-
-/** Where the config lives: MMAUTH_CONFIG_DIR, or the platform's config directory (conf/env-paths). */
-export interface StoreLocation {
-  /** MMAUTH_CONFIG_DIR when set. */
-  configDir: string | undefined;
-  /** Told, for people, what the store notices but does not fail on (a loose mode, a lock being waited for). */
-  onWarning?: (message: string) => void;
-  /** Where new credentials are written; `auto` when not given. */
-  credentialStore?: CredentialStoreSetting;
-  /** The platform, for the keyring's name. */
-  platform?: NodeJS.Platform;
-  /** The OS keyring (default: `@napi-rs/keyring`, loaded at first use); tests may give another. */
-  openKeyring?: () => Promise<Keyring>;
 }
 
 /** The config file's absolute path: `config.json` in MMAUTH_CONFIG_DIR, else where conf puts it (env-paths). */
@@ -186,53 +101,22 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       throw error;
     }
   };
-  const keyIdsOf = (all: Map<string, unknown>): Set<string> => {
+  /** The keyring accounts the file refers to: keys of sealed profiles and access tokens' copies. */
+  const accountsOf = (all: Map<string, unknown>): Set<string> => {
     const ids = new Set<string>();
     for (const [name, raw] of all) {
       const keyId = parsing(() => parseSealed(raw, where(name)))?.keyId;
       if (keyId !== undefined) ids.add(keyId);
+      const ref = accessTokenRefOf(raw);
+      if (ref !== undefined) ids.add(ref);
     }
     return ids;
   };
+  const keyIdsOf = (all: Map<string, unknown>): string[] =>
+    [...all].flatMap(([name, raw]) => parsing(() => parseSealed(raw, where(name)))?.keyId ?? []);
 
-  /**
-   * Where a write's credentials go: the file (asked for, or a profile that chose it under `auto`),
-   * the keyring or nothing (MMAUTH_CREDENTIAL_STORE=keyring, or a profile already in the keyring:
-   * never a plain-text copy), or the keyring when there is one (`auto`, a new or fallen-back profile).
-   */
-  const destinationOf = (
-    prior: CredentialStoreRecord | undefined,
-    intent: WriteIntent,
-  ): 'file' | 'keyring' | 'keyring_or_file' => {
-    const chosen = intent.insecureStorage === true ? 'file' : setting;
-    if (chosen === 'file' || (chosen === 'auto' && prior === 'file')) return 'file';
-    return chosen === 'keyring' || prior === 'keyring' ? 'keyring' : 'keyring_or_file';
-  };
-
-  /**
-   * Where `next`'s credentials go and in what form: sealed for the keyring, or plain text for the
-   * file, with the record to keep (decisions 24). `prior` is the record on disk before this write.
-   */
-  const place = async (
-    name: string,
-    next: Profile,
-    prior: CredentialStoreRecord | undefined,
-    keyIds: Iterable<string>,
-    intent: WriteIntent,
-  ): Promise<{ record: CredentialStoreRecord | undefined; sealed: SealedSecrets | undefined }> => {
-    const secrets = secretsOf(next);
-    if (presentFields(secrets).length === 0) return { record: prior, sealed: undefined };
-    const destination = destinationOf(prior, intent);
-    if (destination === 'file') return { record: 'file', sealed: undefined };
-    try {
-      return { record: 'keyring', sealed: await vault.seal(name, secrets, keyIds) };
-    } catch (error) {
-      if (destination !== 'keyring_or_file' || !isMmauthError(error) || error.code !== 'keyring_unavailable')
-        throw error;
-      intent.onFileFallback?.(error.message);
-      return { record: 'fallback', sealed: undefined };
-    }
-  };
+  const placement = createCredentialPlacement(vault, setting);
+  const { destinationOf } = placement;
 
   /** The read-modify-write itself; the caller holds the lock. */
   const writeProfile = async (
@@ -242,45 +126,28 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
   ): Promise<Profile | undefined> => {
     const all = readAll();
     const raw = all.get(name);
-    const formerKeyIds = keyIdsOf(all);
+    const formerAccounts = accountsOf(all);
     const current = raw === undefined ? emptyProfile() : await open(name, raw, 'omit');
-    const prior = current.credentialStore;
+    const prior = {
+      record: current.credentialStore,
+      accessToken: current.token?.accessToken,
+      ref: accessTokenRefOf(raw),
+    };
     const next = await change(current);
     if (next === undefined) {
       all.delete(name);
     } else {
       const ownKeyId = parsing(() => parseSealed(raw, where(name)))?.keyId;
-      const keyIds = [...(ownKeyId === undefined ? [] : [ownKeyId]), ...formerKeyIds];
-      const { record, sealed } = await place(name, next, prior, keyIds, intent);
-      all.set(name, serializeProfile({ ...next, credentialStore: record }, sealed));
+      const keyIds = [...(ownKeyId === undefined ? [] : [ownKeyId]), ...keyIdsOf(all)];
+      const { record, sealed, ref } = await placement.place(name, next, prior, keyIds, intent);
+      all.set(name, serializeProfile({ ...next, credentialStore: record }, sealed, ref));
     }
     // Object.fromEntries defines own properties, so even `__proto__` is written as a name.
     const profiles = Object.fromEntries(all);
-    const { default: Conf } = await import('conf');
-    try {
-      const conf = new Conf<Record<string, unknown>>({
-        projectName: 'mmauth',
-        cwd: dirname(path),
-        configName: 'config',
-        configFileMode: 0o600,
-        accessPropertiesByDotNotation: false,
-        clearInvalidConfig: false,
-        watch: false,
-      });
-      // conf writes a temporary file and renames it over config.json, so a reader never sees half a
-      // file, except under SNAP, where it writes in place: the write must be atomic everywhere.
-      withoutSnap(() => conf.set('profiles', profiles));
-      chmodSync(path, 0o600);
-    } catch (error) {
-      throw storeError(
-        'store_write_failed',
-        `cannot write config file ${path}: ${error instanceof Error ? error.message : String(error)}`,
-        error,
-      );
-    }
+    await writeConfigFile(path, profiles);
     // Only after the file no longer needs them: a kill before this point leaves a key unused, never a profile unreadable.
-    const usedKeyIds = keyIdsOf(all);
-    const unused = [...formerKeyIds].filter((keyId) => !usedKeyIds.has(keyId));
+    const usedAccounts = accountsOf(all);
+    const unused = [...formerAccounts].filter((account) => !usedAccounts.has(account));
     if (unused.length > 0) {
       await vault.forget(unused).catch((error: unknown) => {
         warn(
@@ -307,6 +174,13 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       return [...readAll().keys()].sort();
     },
     probeKeyring: () => vault.check(),
+    async readAccessToken(name) {
+      const raw = readAll().get(name);
+      if (raw === undefined) return undefined;
+      const token = parsing(() => listProfile(raw, where(name))).token;
+      if (token?.plainAccessToken !== undefined) return token.plainAccessToken;
+      return token?.accessTokenRef === undefined ? undefined : vault.getItem(token.accessTokenRef);
+    },
     async assertCanStore(name, intent = {}) {
       const raw = readAll().get(name);
       const prior = raw === undefined ? undefined : parsing(() => listProfile(raw, where(name))).credentialStore;
@@ -323,17 +197,6 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       }
     },
   };
-}
-
-/** Runs `write` with SNAP unset: conf falls back to a non-atomic write when it is set. */
-function withoutSnap(write: () => void): void {
-  const snap = process.env.SNAP;
-  delete process.env.SNAP;
-  try {
-    write();
-  } finally {
-    if (snap !== undefined) process.env.SNAP = snap;
-  }
 }
 
 function isMissing(error: unknown): boolean {

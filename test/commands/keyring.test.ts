@@ -45,6 +45,35 @@ describe('client-credentials, then token', () => {
     expect(emulator.requests).toHaveLength(1);
   });
 
+  it('a fresh token is read from its copy in the keyring, without the key; a stale one is renewed and copied anew', async () => {
+    const keyring = memoryKeyring();
+    const { emulator, ctx, config } = await setUp(keyring);
+    await runClientCredentials({ ...storing, json: true }, ctx);
+    const issued = JSON.parse(ctx.stdout.text()).access_token as string;
+    const ref = JSON.parse(config()).profiles.default.token.access_token_ref as string;
+    expect(keyring.items.get(ref)).toBe(issued);
+    const keys = [...keyring.items].filter(([account]) => !account.startsWith('access-token.'));
+    for (const [account] of keys) keyring.items.delete(account);
+    const fresh = createTestContext({ nowMs: NOW, env: { MMAUTH_CONFIG_DIR: ctx.configDir }, keyring });
+    await runToken(token, fresh);
+    expect(fresh.stdout.text()).toBe(`${issued}\n`);
+    // Stale (30 s left): renewal needs the sealed secret, whose key is back.
+    for (const [account, value] of keys) keyring.items.set(account, value);
+    const later = createTestContext({
+      nowMs: NOW + 7_170_000,
+      env: { MMAUTH_CONFIG_DIR: ctx.configDir, MMAUTH_CLIENT_SECRET: '' },
+      keyring,
+    });
+    await runToken(token, later);
+    const renewed = later.stdout.text().trim();
+    expect(renewed).not.toBe(issued);
+    const newRef = JSON.parse(config()).profiles.default.token.access_token_ref as string;
+    expect(newRef).not.toBe(ref);
+    expect(keyring.items.get(newRef)).toBe(renewed);
+    expect(keyring.items.has(ref)).toBe(false);
+    expect(emulator.requests).toHaveLength(2);
+  });
+
   it('no keyring: the file, and the notice once, at the storing command only', async () => {
     const { ctx, config } = await setUp(undefined);
     await runClientCredentials(storing, ctx);

@@ -39,6 +39,15 @@ function makeHome(): { home: string; configDir: string; env: Record<string, stri
   return { home, configDir: join(home, '.config/mmauth'), env };
 }
 
+/** What the keyring holds: keys (accounts of 32 hex digits) and access tokens' copies. */
+function heldBy(items: Array<{ attributes: Record<string, string> }>): { keys: number; copies: number } {
+  const accounts = items.map((item) => item.attributes.username ?? '');
+  return {
+    keys: accounts.filter((a) => /^[0-9a-f]{32}$/.test(a)).length,
+    copies: accounts.filter((a) => a.startsWith('access-token.')).length,
+  };
+}
+
 /** Every file under `dir`, with its bytes. */
 function filesUnder(dir: string): Array<{ path: string; text: string }> {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
@@ -123,9 +132,10 @@ describe('with a Secret Service on the session bus', () => {
     expect(issued.length).toBeGreaterThanOrEqual(2);
     expectNoSecretIn(home, secrets);
     const items = await service.items();
-    expect(items).toHaveLength(1);
-    expect(items[0]?.attributes).toMatchObject({ service: 'mmauth' });
-    expect(readConfigText(configDir)).toContain(items[0]?.attributes.username);
+    expect(items.every((item) => item.attributes.service === 'mmauth')).toBe(true);
+    // One key for every profile, plus a copy of each access token (what `token` reads).
+    expect(heldBy(items)).toEqual({ keys: 1, copies: 3 });
+    for (const item of items) expect(readConfigText(configDir)).toContain(item.attributes.username);
 
     const status = await runCli(['status', '--json'], { env });
     const listed = (
@@ -147,7 +157,7 @@ describe('with a Secret Service on the session bus', () => {
     expect(renewed.stdout.trim()).not.toBe(tokens[0]);
     expect(emulator.requests.some((r) => new URLSearchParams(r.body).get('grant_type') === 'refresh_token')).toBe(true);
     expectNoSecretIn(home, [...secrets, renewed.stdout.trim(), ...issued]);
-    expect(await service.items()).toHaveLength(1);
+    expect(heldBy(await service.items())).toEqual({ keys: 1, copies: 3 });
 
     for (const profile of ['default', 'ci', 'pat']) {
       const logout = await runCli(['logout', '--profile', profile], { env });
@@ -183,7 +193,7 @@ describe('with a Secret Service on the session bus', () => {
     const again = await runCli(['client-credentials', '--profile', 'ci'], { env });
     expect(again.code, again.stderr).toBe(0);
     expect((await runCli(['token', '--profile', 'ci'], { env })).code).toBe(0);
-    expect(await service.items()).toHaveLength(1);
+    expect(heldBy(await service.items())).toEqual({ keys: 1, copies: 1 });
   });
 
   it('a locked keyring or a refusing provider: exit 1 with the reason, never taken for a lost key, nothing written', async () => {
@@ -329,7 +339,7 @@ describe('migration of plain-text profiles', () => {
     expect(readConfigText(configDir)).not.toMatch(/"refresh_token": *"/);
     const token = await runCli(['token'], { env: withBus });
     expect(token.stdout.trim()).toBe(JSON.parse(refreshed.stdout).access_token);
-    expect(await service.items()).toHaveLength(1);
+    expect(heldBy(await service.items())).toEqual({ keys: 1, copies: 2 });
   });
 
   it('kill -9 at random points of the move never loses the profile: it stays readable, and the next write completes the move', async () => {

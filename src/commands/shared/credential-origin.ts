@@ -31,7 +31,7 @@ export function hasStoredCredentials(profile: Profile | undefined): boolean {
  */
 export function assertCredentialOrigin(
   profileName: string,
-  profile: Profile | undefined,
+  profile: Pick<Profile, 'baseUrl'> | undefined,
   baseUrl: string | undefined,
 ): void {
   const bound = profile?.baseUrl;

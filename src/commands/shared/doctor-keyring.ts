@@ -1,5 +1,5 @@
 import { hasErrorCode, isMmauthError } from '../../errors.js';
-import type { ListedProfile } from '../../store/profile.js';
+import type { ListedProfile } from '../../store/profile-listing.js';
 import type { ProfileStore } from '../../store/profile-store.js';
 import type { Check } from './doctor-checks.js';
 import { nextStep } from './next-step.js';

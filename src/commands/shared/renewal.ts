@@ -4,7 +4,8 @@ import { resolveEndpoints } from '../../oauth/endpoints.js';
 import type { TokenResponse } from '../../oauth/parse.js';
 import type { ServerConfiguration } from '../../oauth/server-configuration.js';
 import { LOCK_HOLD_MAX_MS } from '../../store/config-lock.js';
-import type { ListedProfile, Profile, StoredToken } from '../../store/profile.js';
+import type { ListedProfile } from '../../store/profile-listing.js';
+import type { Profile, StoredToken } from '../../store/profile.js';
 import type { ProfileStore } from '../../store/profile-store.js';
 import { judgeStoredToken, secondsLeft } from '../../store/token-state.js';
 import { nextStep } from './next-step.js';
@@ -18,7 +19,7 @@ export type RenewalKind = 'refresh_token' | 'client_credentials' | 'none';
 const MARGIN_S = 60;
 
 /** The lifetime the server issued a token with, in seconds; undefined for no expiry. */
-function issuedLifetimeS(token: StoredToken): number | undefined {
+function issuedLifetimeS(token: Pick<StoredToken, 'obtainedAt' | 'expiresAt'>): number | undefined {
   if (token.expiresAt === undefined) return undefined;
   return Math.max(0, Math.round((Date.parse(token.expiresAt) - Date.parse(token.obtainedAt)) / 1000));
 }
@@ -28,7 +29,7 @@ function issuedLifetimeS(token: StoredToken): number | undefined {
  * issued lifetime)) left, so that a server issuing short tokens does not make every call renew. A
  * token with no expiry always is.
  */
-export function isFresh(token: StoredToken, nowMs: number, minTtlS: number): boolean {
+export function isFresh(token: Pick<StoredToken, 'obtainedAt' | 'expiresAt'>, nowMs: number, minTtlS: number): boolean {
   const leftS = secondsLeft(token, nowMs);
   const lifetimeS = issuedLifetimeS(token);
   if (leftS === undefined || lifetimeS === undefined) return true;

@@ -6,7 +6,7 @@ import { selectAccessToken, type AccessTokenChoice } from './access-token.js';
 import { assertCredentialOrigin } from './credential-origin.js';
 import type { TokenOptions } from './options.js';
 import { isFresh, renewalOf, renewToken } from './renewal.js';
-import { pickSetting } from './settings.js';
+import { pickSetting, resolveProfileName } from './settings.js';
 import { openLocalTarget, requireProfile } from './target.js';
 
 /** Options of the commands that hand out a token (token, header): --min-ttl, --no-renew, --timeout. */
@@ -29,6 +29,30 @@ function isPassingFailure(error: unknown): boolean {
 }
 
 /**
+ * A fresh token of a keyring profile, read from its copy in the keyring without opening the sealed
+ * credentials (no cipher loaded: about 5 ms of every `mmauth token`); undefined when the profile
+ * is not such a profile, its token is not fresh (isFresh with --min-ttl), or there is no copy.
+ * Throws `base_url_mismatch` and keyring errors.
+ */
+async function freshSealedToken(
+  options: UsableTokenOptions,
+  ctx: AppContext,
+  baseUrl: string | undefined,
+): Promise<(AccessTokenChoice & { profileName: string }) | undefined> {
+  const profileName = resolveProfileName(options.profile, ctx.env);
+  const store = await ctx.openStore();
+  const listed = store.list().find(({ name }) => name === profileName)?.profile;
+  const token = listed?.token;
+  if (listed?.credentialsIn !== 'keyring' || token === undefined) return undefined;
+  if (!isFresh(token, ctx.nowMs(), options.minTtl)) return undefined;
+  assertCredentialOrigin(profileName, listed, baseUrl);
+  const accessToken = await store.readAccessToken(profileName);
+  if (accessToken === undefined) return undefined;
+  const { plainAccessToken: _plain, accessTokenRef: _ref, hasRefreshToken: _refresh, ...fields } = token;
+  return { accessToken, stored: { ...fields, accessToken }, profileName };
+}
+
+/**
  * The token `token` and `header` hand out: MMAUTH_TOKEN as given; else the profile's token, renewed
  * first when it is stale (isFresh) and can be (renewToken, one request across processes), unless
  * `renew` is false. A fresh token costs no request and loads no network module. When a renewal
@@ -41,9 +65,13 @@ export async function usableAccessToken(
   ctx: AppContext,
   onWarning: (line: string) => void,
 ): Promise<AccessTokenChoice & { profileName: string }> {
+  const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
+  if (!ctx.env.MMAUTH_TOKEN?.trim()) {
+    const fresh = await freshSealedToken(options, ctx, baseUrl);
+    if (fresh !== undefined) return fresh;
+  }
   const local = await openLocalTarget(options, ctx);
   const { profileName, profile } = local;
-  const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
   const handOut = () => ({ ...selectAccessToken(ctx, profileName, profile, baseUrl, options.minTtl), profileName });
   if (ctx.env.MMAUTH_TOKEN?.trim()) return handOut();
   requireProfile(local);

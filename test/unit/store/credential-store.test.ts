@@ -14,6 +14,14 @@ import { rejectedBy } from '../../support/failure.js';
 import { memoryKeyring, noKeyring, type MemoryKeyring } from '../../support/memory-keyring.js';
 
 const SECRET = 'client-secret-AAAAAAAAAAAA';
+/** What the keyring holds: keys (accounts of 32 hex digits) and access tokens' copies. */
+const held = (keyring: MemoryKeyring) => {
+  const accounts = [...keyring.items.keys()];
+  return {
+    keys: accounts.filter((a) => /^[0-9a-f]{32}$/.test(a)).length,
+    copies: accounts.filter((a) => a.startsWith('access-token.')).length,
+  };
+};
 const ACCESS = 'access-token-BBBBBBBBBBBB';
 const REFRESH = 'refresh-token-CCCCCCCCCCCC';
 
@@ -52,8 +60,12 @@ describe('with a keyring', () => {
     const { store, text } = await open(keyring);
     await store.update('default', withToken);
     for (const secret of [SECRET, ACCESS, REFRESH]) expect(text()).not.toContain(secret);
-    expect(keyring.items.size).toBe(1);
-    const [keyId] = keyring.items.keys();
+    expect(held(keyring)).toEqual({ keys: 1, copies: 1 });
+    const keyId = [...keyring.items.keys()].find((a) => !a.startsWith('access-token.'));
+    // The access token's copy, for `token`'s cheap read: the same token, under the account the file names.
+    const ref = JSON.parse(text()).profiles.default.token.access_token_ref as string;
+    expect(keyring.items.get(ref)).toBe(ACCESS);
+    expect(await store.readAccessToken('default')).toBe(ACCESS);
     expect(JSON.parse(text()).profiles.default).toMatchObject({
       credential_store: 'keyring',
       sealed: { key_id: keyId },
@@ -73,9 +85,12 @@ describe('with a keyring', () => {
     const { store } = await open(keyring);
     await store.update('a', withToken);
     await store.update('b', withToken);
-    expect(keyring.items.size).toBe(1);
+    expect(held(keyring)).toEqual({ keys: 1, copies: 2 });
+    // A write that keeps the token keeps its copy; one that drops it removes it.
+    await store.update('b', (current) => ({ ...current, scope: 'other' }));
+    expect(held(keyring)).toEqual({ keys: 1, copies: 2 });
     await store.update('a', (current) => ({ ...current, token: undefined, clientSecret: undefined }));
-    expect(keyring.items.size).toBe(1);
+    expect(held(keyring)).toEqual({ keys: 1, copies: 1 });
     await store.update('b', () => undefined);
     expect(keyring.items.size).toBe(0);
   });
@@ -96,7 +111,7 @@ describe('with a keyring', () => {
     expect(omitted).toMatchObject({ baseUrl: 'https://maps.example.com', clientSecret: undefined, token: undefined });
     // Getting them again seals them under a new key.
     await store.update('default', withToken);
-    expect(keyring.items.size).toBe(1);
+    expect(held(keyring)).toEqual({ keys: 1, copies: 1 });
     expect((await store.read('default'))?.token?.accessToken).toBe(ACCESS);
   });
 

@@ -1,0 +1,43 @@
+import { chmodSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { MmauthError } from '../errors.js';
+
+/**
+ * Replaces `config.json` at `path` with `{profiles}` through conf (loaded here: about 20 ms with
+ * its schema validator, which reads never pay), mode 0600. conf writes a temporary file and renames
+ * it over the old one, so a reader never sees half a file. Throws `store_write_failed`.
+ */
+export async function writeConfigFile(path: string, profiles: Record<string, unknown>): Promise<void> {
+  const { default: Conf } = await import('conf');
+  try {
+    const conf = new Conf<Record<string, unknown>>({
+      projectName: 'mmauth',
+      cwd: dirname(path),
+      configName: 'config',
+      configFileMode: 0o600,
+      accessPropertiesByDotNotation: false,
+      clearInvalidConfig: false,
+      watch: false,
+    });
+    // Except under SNAP, where conf writes in place: the write must be atomic everywhere.
+    withoutSnap(() => conf.set('profiles', profiles));
+    chmodSync(path, 0o600);
+  } catch (error) {
+    throw new MmauthError(
+      'store_write_failed',
+      `cannot write config file ${path}: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+/** Runs `write` with SNAP unset: conf falls back to a non-atomic write when it is set. */
+function withoutSnap(write: () => void): void {
+  const snap = process.env.SNAP;
+  delete process.env.SNAP;
+  try {
+    write();
+  } finally {
+    if (snap !== undefined) process.env.SNAP = snap;
+  }
+}

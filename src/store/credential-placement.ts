@@ -1,0 +1,87 @@
+import { isMmauthError } from '../errors.js';
+import type { CredentialVault } from './credential-vault.js';
+import { secretsOf, type CredentialStoreRecord, type Profile } from './profile.js';
+import { presentFields, type SealedSecrets } from './secrets.js';
+import type { CredentialStoreSetting, WriteIntent } from './store-types.js';
+
+/** The longest access token copied into the keyring, in characters (Windows: 2,560 bytes per credential). */
+const MAX_COPIED_TOKEN = 2000;
+
+/** What was on disk for a profile before a write: its record, its access token and that token's keyring copy. */
+export interface PriorCredentials {
+  record: CredentialStoreRecord | undefined;
+  accessToken: string | undefined;
+  ref: string | undefined;
+}
+
+/** Where a write puts a profile's credentials: the record to keep, the sealed form, the access token's keyring copy. */
+export interface Placement {
+  record: CredentialStoreRecord | undefined;
+  sealed?: SealedSecrets;
+  ref?: string | undefined;
+}
+
+/**
+ * The store's placement rules (decisions 24; ARCHITECTURE.md "Where credentials live") over
+ * `vault`, for the setting MMAUTH_CREDENTIAL_STORE gave (`setting`).
+ */
+export function createCredentialPlacement(vault: CredentialVault, setting: CredentialStoreSetting) {
+  /**
+   * Where a write's credentials go: the file (asked for, or a profile that chose it under `auto`),
+   * the keyring or nothing (MMAUTH_CREDENTIAL_STORE=keyring, or a profile already in the keyring:
+   * never a plain-text copy), or the keyring when there is one (`auto`, a new or fallen-back profile).
+   */
+  const destinationOf = (
+    prior: CredentialStoreRecord | undefined,
+    intent: WriteIntent,
+  ): 'file' | 'keyring' | 'keyring_or_file' => {
+    const chosen = intent.insecureStorage === true ? 'file' : setting;
+    if (chosen === 'file' || (chosen === 'auto' && prior === 'file')) return 'file';
+    return chosen === 'keyring' || prior === 'keyring' ? 'keyring' : 'keyring_or_file';
+  };
+
+  /**
+   * Where `next`'s credentials go and in what form: sealed for the keyring, or plain text for the
+   * file, with the record to keep (decisions 24). `prior` is the record on disk before this write.
+   */
+  const place = async (
+    name: string,
+    next: Profile,
+    prior: PriorCredentials,
+    keyIds: Iterable<string>,
+    intent: WriteIntent,
+  ): Promise<Placement> => {
+    const secrets = secretsOf(next);
+    if (presentFields(secrets).length === 0) return { record: prior.record };
+    const destination = destinationOf(prior.record, intent);
+    if (destination === 'file') return { record: 'file' };
+    try {
+      const sealed = await vault.seal(name, secrets, keyIds);
+      return { record: 'keyring', sealed, ref: await copyAccessToken(next, prior) };
+    } catch (error) {
+      if (destination !== 'keyring_or_file' || !isMmauthError(error) || error.code !== 'keyring_unavailable')
+        throw error;
+      intent.onFileFallback?.(error.message);
+      return { record: 'fallback' };
+    }
+  };
+
+  /**
+   * A copy of `next`'s access token in the keyring, under a fresh account (`access-token.` and 128
+   * random bits) unless the token is the one already copied: `token` then reads it with one keyring
+   * call and no cipher. None for a token over 2,000 characters (Windows keeps at most 2,560 bytes).
+   */
+  const copyAccessToken = async (
+    next: Profile,
+    prior: { accessToken: string | undefined; ref: string | undefined },
+  ): Promise<string | undefined> => {
+    const accessToken = next.token?.accessToken;
+    if (accessToken === undefined || accessToken.length > MAX_COPIED_TOKEN) return undefined;
+    if (prior.ref !== undefined && prior.accessToken === accessToken) return prior.ref;
+    const ref = `access-token.${(await import('node:crypto')).randomBytes(16).toString('hex')}`;
+    await vault.putItem(ref, accessToken);
+    return ref;
+  };
+
+  return { destinationOf, place };
+}
