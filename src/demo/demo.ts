@@ -64,6 +64,7 @@ async function main(): Promise<number> {
     say(
       `  client_id ${emulator.client.clientId}, client_secret ${maskToken(emulator.client.clientSecret)} (in MMAUTH_CLIENT_SECRET), user ${emulator.user.login}`,
     );
+    say('  credentials in that config file (MMAUTH_CREDENTIAL_STORE=file): the demo leaves your keyring alone');
     const env: NodeJS.ProcessEnv = {
       ...Object.fromEntries(
         Object.entries(process.env).filter(([key]) => !key.startsWith('MMAUTH_') && key !== 'BROWSER'),
@@ -72,6 +73,8 @@ async function main(): Promise<number> {
       MMAUTH_BASE_URL: emulator.baseUrl,
       MMAUTH_CLIENT_ID: emulator.client.clientId,
       MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
+      // The demo's credentials die with its temporary config: none may be left in your keyring.
+      MMAUTH_CREDENTIAL_STORE: 'file',
     };
     const steps: Step[] = [
       {

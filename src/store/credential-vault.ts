@@ -67,7 +67,6 @@ export function createCredentialVault(keyringName: string, openKeyring: () => Pr
   return {
     keyringName,
     async open(profileName, sealed) {
-      // The key is read off the main thread while the cipher (node:crypto, a few ms) loads.
       const [key, { openSealed }] = await Promise.all([readKey(sealed.keyId), cipher()]);
       if (key === undefined) throw lost(profileName, `their key is not in the ${keyringName}`);
       const secrets = openSealed(sealed, profileName, key);

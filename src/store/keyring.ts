@@ -16,21 +16,23 @@ export interface Keyring {
 }
 
 /**
- * The part of `@napi-rs/keyring` (2.x) mmauth uses: AsyncEntry, whose constructor opens the D-Bus
- * session (synchronously) and whose calls run on libuv's thread pool, so that a read overlaps
- * with loading the cipher.
+ * The part of `@napi-rs/keyring` (2.x) mmauth uses. Both constructors open the D-Bus session
+ * (synchronously, about 5 ms with its Diffie-Hellman exchange). Reads use Entry: a read is one
+ * round trip, and handing it to libuv's thread pool (AsyncEntry) costs a millisecond more than it
+ * takes. Writes use AsyncEntry, whose calls run off the main thread: creating an item in a locked
+ * keyring may wait on an unlock prompt, and Ctrl-C must still work meanwhile.
  */
-interface KeyringEntry {
-  getPassword(): Promise<string | null>;
+interface SyncEntry {
+  getPassword(): string | null;
+}
+interface AsyncEntry {
   setPassword(password: string): Promise<void>;
   deletePassword(): Promise<boolean>;
 }
+type EntryOptions = { linux?: { store?: 'secret-service' } };
 interface KeyringModule {
-  AsyncEntry: new (
-    service: string,
-    account: string,
-    options?: { linux?: { store?: 'secret-service' } },
-  ) => KeyringEntry;
+  Entry: new (service: string, account: string, options?: EntryOptions) => SyncEntry;
+  AsyncEntry: new (service: string, account: string, options?: EntryOptions) => AsyncEntry;
 }
 
 /** The keyring's name on `platform`. */
@@ -76,9 +78,7 @@ export function describeKeyringError(error: unknown, keyring: string, doing: str
 /**
  * Opens the OS keyring through `@napi-rs/keyring` 2.x, loaded here and only here (about 5 ms; the
  * `.node` addon cannot be bundled). On Linux the entry is pinned to Secret Service: the library's
- * default falls back to the kernel keyring silently, which loses keys at reboot. Opening an entry
- * connects and opens an encrypted session (about 5 ms, synchronous); its calls run off the main
- * thread (a D-Bus round trip or two). Errors become
+ * default falls back to the kernel keyring silently, which loses keys at reboot. Errors become
  * `keyring_unavailable` or `keyring_failed` (describeKeyringError); nothing is retried.
  */
 export async function openOsKeyring(platform: NodeJS.Platform): Promise<Keyring> {
@@ -95,25 +95,22 @@ export async function openOsKeyring(platform: NodeJS.Platform): Promise<Keyring>
       },
     );
   }
-  const entry = (account: string, doing: string): KeyringEntry => {
+  const options: EntryOptions = { linux: { store: 'secret-service' } };
+  const call = async <T>(doing: string, act: () => T | Promise<T>): Promise<T> => {
     try {
-      return new addon.AsyncEntry(KEYRING_SERVICE, account, { linux: { store: 'secret-service' } });
-    } catch (error) {
-      throw describeKeyringError(error, name, doing);
-    }
-  };
-  const call = async <T>(account: string, doing: string, act: (entry: KeyringEntry) => Promise<T>): Promise<T> => {
-    const item = entry(account, doing);
-    try {
-      return await act(item);
+      return await act();
     } catch (error) {
       throw describeKeyringError(error, name, doing);
     }
   };
   return {
     name,
-    get: async (account) => (await call(account, 'reading a key', (item) => item.getPassword())) ?? undefined,
-    set: async (account, value) => call(account, 'storing a key', (item) => item.setPassword(value)),
-    delete: async (account) => call(account, 'removing a key', (item) => item.deletePassword()),
+    get: async (account) =>
+      (await call('reading a key', () => new addon.Entry(KEYRING_SERVICE, account, options).getPassword())) ??
+      undefined,
+    set: async (account, value) =>
+      call('storing a key', () => new addon.AsyncEntry(KEYRING_SERVICE, account, options).setPassword(value)),
+    delete: async (account) =>
+      call('removing a key', () => new addon.AsyncEntry(KEYRING_SERVICE, account, options).deletePassword()),
   };
 }

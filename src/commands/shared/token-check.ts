@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context.js';
+import { hasErrorCode } from '../../errors.js';
 import { resolveEndpoints } from '../../oauth/endpoints.js';
 import { lookUpTokenInfo } from '../../oauth/token-info.js';
 import type { ProfileStore } from '../../store/profile-store.js';
@@ -25,8 +26,15 @@ export async function checkStoredTokens(
   const fetch = ctx.http(timeoutSeconds * 1000).fetch;
   const fromEnv = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
   for (const name of names) {
-    const profile = await store.read(name);
-    if (profile === undefined) continue;
+    // A profile whose credentials are lost cannot be checked; `mmauth token --profile NAME` says why.
+    const profile = await store.read(name).catch((error: unknown) => {
+      if (hasErrorCode(error, 'credentials_lost')) return undefined;
+      throw error;
+    });
+    if (profile === undefined) {
+      checks.set(name, null);
+      continue;
+    }
     if (profile.token === undefined || profile.baseUrl === undefined) {
       checks.set(name, null);
       continue;
