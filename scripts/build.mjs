@@ -187,7 +187,8 @@ try {
   };
   runAllowingFailure(['token']);
   // A sealed profile whose keyring is out of reach (no session bus here): the keyring path up to
-  // the addon's connection, which `token` on a keyring profile takes every time.
+  // the addon's connection, which `token` on a keyring profile takes every time (the copy of its
+  // access token first).
   mkdirSync(home, { recursive: true });
   writeFileSync(
     join(home, 'config.json'),
@@ -196,7 +197,12 @@ try {
         sealed: {
           base_url: 'http://127.0.0.1:9',
           credential_store: 'keyring',
-          token: { token_type: 'bearer', grant: 'personal', obtained_at: new Date(0).toISOString() },
+          token: {
+            token_type: 'bearer',
+            grant: 'personal',
+            obtained_at: new Date(0).toISOString(),
+            access_token_ref: 'access-token.00',
+          },
           sealed: {
             key_id: '00',
             nonce: 'AAAAAAAAAAAAAAAA',

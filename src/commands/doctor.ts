@@ -71,7 +71,7 @@ export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promis
     readFailure = error;
     profile = await store.read(profileName, { ifCredentialsLost: 'omit' }).catch(() => undefined);
   }
-  const listed = store.list().find(({ name }) => name === profileName)?.profile;
+  const listed = store.listOne(profileName);
   const checks: Check[] = [...checkConfigFiles(store.path)];
   checks.push(await checkKeyring(store, profileName, listed, readFailure, ctx.env));
   const baseUrl = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, profile?.baseUrl);

@@ -53,7 +53,7 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
   const token = local.profile?.token;
   if (token === undefined) {
     const hadSecrets = local.profile?.clientSecret !== undefined || local.profile?.pendingLogin !== undefined;
-    if (hadSecrets || local.store.list().find(({ name }) => name === profileName)?.profile.hasClientSecret) {
+    if (hadSecrets || local.store.listOne(profileName)?.hasClientSecret) {
       await local.store.update(profileName, forgetCredentials);
     }
     if (options.json === true) {

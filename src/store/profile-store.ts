@@ -174,12 +174,13 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       return [...readAll().keys()].sort();
     },
     probeKeyring: () => vault.check(),
-    async readAccessToken(name) {
+    listOne(name) {
       const raw = readAll().get(name);
-      if (raw === undefined) return undefined;
-      const token = parsing(() => listProfile(raw, where(name))).token;
-      if (token?.plainAccessToken !== undefined) return token.plainAccessToken;
-      return token?.accessTokenRef === undefined ? undefined : vault.getItem(token.accessTokenRef);
+      return raw === undefined ? undefined : parsing(() => listProfile(raw, where(name)));
+    },
+    async readAccessToken(token) {
+      if (token.plainAccessToken !== undefined) return token.plainAccessToken;
+      return token.accessTokenRef === undefined ? undefined : vault.getItem(token.accessTokenRef);
     },
     async assertCanStore(name, intent = {}) {
       const raw = readAll().get(name);

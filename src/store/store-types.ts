@@ -1,5 +1,5 @@
 import type { Keyring } from './keyring.js';
-import type { ListedProfile } from './profile-listing.js';
+import type { ListedProfile, ListedToken } from './profile-listing.js';
 import type { Profile } from './profile.js';
 
 /** Where new credentials are written (MMAUTH_CREDENTIAL_STORE): the keyring when there is one, the keyring or fail, the file. */
@@ -46,13 +46,15 @@ export interface ProfileStore {
    * `keyring_unavailable`/`keyring_failed`; under `auto` a profile that may fall back passes.
    */
   assertCanStore(name: string, intent?: WriteIntent): Promise<void>;
+  /** One profile as list() gives it (no sealed credentials opened), or undefined. Throws `store_malformed`/`store_unreadable`. */
+  listOne(name: string): ListedProfile | undefined;
   /**
-   * The named profile's access token by the cheapest way there is: in plain text from the file, or
+   * A listed token's access token by the cheapest way there is: in plain text from the file, or
    * from its copy in the keyring (one keyring read, no cipher: what `token` pays for a fresh token).
-   * Undefined when the profile has no token or no such copy (the caller then reads it whole).
-   * Throws `keyring_unavailable`/`keyring_failed`.
+   * Undefined when there is no such copy (the caller then reads the profile whole). Throws
+   * `keyring_unavailable`/`keyring_failed`.
    */
-  readAccessToken(name: string): Promise<string | undefined>;
+  readAccessToken(token: ListedToken): Promise<string | undefined>;
   /** Asks the keyring once (`mmauth doctor`). Throws `keyring_unavailable`/`keyring_failed`. */
   probeKeyring(): Promise<void>;
   /**

@@ -27,7 +27,7 @@ export async function failureContextFor(run: FailedRun, ctx: AppContext): Promis
   let origin = originOfCommand(run);
   if (origin === undefined) {
     try {
-      origin = (await ctx.openStore()).list().find(({ name }) => name === profileName)?.profile.lastGrant;
+      origin = (await ctx.openStore()).listOne(profileName)?.lastGrant;
     } catch {
       // A damaged config file is its own error; the hint does without it.
     }

@@ -41,12 +41,12 @@ async function freshSealedToken(
 ): Promise<(AccessTokenChoice & { profileName: string }) | undefined> {
   const profileName = resolveProfileName(options.profile, ctx.env);
   const store = await ctx.openStore();
-  const listed = store.list().find(({ name }) => name === profileName)?.profile;
+  const listed = store.listOne(profileName);
   const token = listed?.token;
   if (listed?.credentialsIn !== 'keyring' || token === undefined) return undefined;
   if (!isFresh(token, ctx.nowMs(), options.minTtl)) return undefined;
   assertCredentialOrigin(profileName, listed, baseUrl);
-  const accessToken = await store.readAccessToken(profileName);
+  const accessToken = await store.readAccessToken(token);
   if (accessToken === undefined) return undefined;
   const { plainAccessToken: _plain, accessTokenRef: _ref, hasRefreshToken: _refresh, ...fields } = token;
   return { accessToken, stored: { ...fields, accessToken }, profileName };

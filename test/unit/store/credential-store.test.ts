@@ -14,6 +14,9 @@ import { rejectedBy } from '../../support/failure.js';
 import { memoryKeyring, noKeyring, type MemoryKeyring } from '../../support/memory-keyring.js';
 
 const SECRET = 'client-secret-AAAAAAAAAAAA';
+const fail = (): never => {
+  throw new Error('no token listed');
+};
 /** What the keyring holds: keys (accounts of 32 hex digits) and access tokens' copies. */
 const held = (keyring: MemoryKeyring) => {
   const accounts = [...keyring.items.keys()];
@@ -65,7 +68,7 @@ describe('with a keyring', () => {
     // The access token's copy, for `token`'s cheap read: the same token, under the account the file names.
     const ref = JSON.parse(text()).profiles.default.token.access_token_ref as string;
     expect(keyring.items.get(ref)).toBe(ACCESS);
-    expect(await store.readAccessToken('default')).toBe(ACCESS);
+    expect(await store.readAccessToken(store.listOne('default')?.token ?? fail())).toBe(ACCESS);
     expect(JSON.parse(text()).profiles.default).toMatchObject({
       credential_store: 'keyring',
       sealed: { key_id: keyId },
