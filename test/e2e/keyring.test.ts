@@ -399,3 +399,32 @@ describe('mmauth doctor checks the keyring', () => {
     expect(wiped.check?.detail).toContain('cannot be read');
   });
 });
+
+describe('two-step login with a keyring', () => {
+  it("the pending login's PKCE verifier is sealed too, and --complete opens it", async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const { home, configDir, env: homeEnv } = makeHome();
+    const env = {
+      ...emulator.env(configDir),
+      MMAUTH_CLIENT_SECRET: undefined,
+      MMAUTH_CLIENT_ID: emulator.publicClient.clientId,
+      ...homeEnv,
+      DBUS_SESSION_BUS_ADDRESS: service.address,
+    };
+    const start = await runCli(['login', '--start', '--json'], { env });
+    expect(start.code, start.stderr).toBe(0);
+    const pending = (readConfig(configDir) as { profiles: { default: { pending_login: Record<string, unknown> } } })
+      .profiles.default.pending_login;
+    expect(pending.code_verifier).toBeUndefined();
+    expect(pending.state).toBeDefined();
+    const url = JSON.parse(start.stdout).authorization_url as string;
+    const redirect = (await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '';
+    const complete = await runCli(['login', '--complete', redirect], { env });
+    expect(complete.code, complete.stderr).toBe(0);
+    const verifier =
+      new URLSearchParams(emulator.requests.find((r) => r.url === '/oauth2/token')?.body).get('code_verifier') ?? '';
+    expect(verifier).toMatch(/^[\w-]{43,}$/);
+    const token = (await runCli(['token'], { env })).stdout.trim();
+    expectNoSecretIn(home, [verifier, token]);
+  });
+});
