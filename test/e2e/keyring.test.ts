@@ -219,6 +219,29 @@ describe('with a Secret Service on the session bus', () => {
   });
 });
 
+describe('parallel renewal through the keyring', () => {
+  it('12 parallel `mmauth token` on a stale keyring profile: one refresh request, one token, one copy left', async () => {
+    const emulator = await startTestEmulator();
+    const { configDir, env: homeEnv } = makeHome();
+    const env = {
+      ...emulator.env(configDir),
+      ...homeEnv,
+      DBUS_SESSION_BUS_ADDRESS: service.address,
+      BROWSER: HEADLESS_BROWSER,
+    };
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    ageStoredToken(configDir);
+    const runs = await Promise.all(Array.from({ length: 12 }, () => runCli(['token'], { env, timeoutMs: 30_000 })));
+    expect(runs.map((r) => r.code)).toEqual(Array(12).fill(0));
+    expect(new Set(runs.map((r) => r.stdout)).size).toBe(1);
+    const refreshes = emulator.requests.filter(
+      (r) => r.url === '/oauth2/token' && new URLSearchParams(r.body).get('grant_type') === 'refresh_token',
+    );
+    expect(refreshes).toHaveLength(1);
+    expect(heldBy(await service.items())).toEqual({ keys: 1, copies: 1 });
+  }, 40_000);
+});
+
 describe('without a keyring', () => {
   it('auto: the file, with one notice at storing time naming the path, the reason and the silencer; token and renewal say nothing', async () => {
     const emulator = await startTestEmulator();

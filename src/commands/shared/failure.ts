@@ -39,6 +39,8 @@ function oauthHint(oauthError: string | undefined, context: FailureContext): str
 }
 
 const CREDENTIAL_STORE_FILE = 'MMAUTH_CREDENTIAL_STORE=file';
+/** The commands that store credentials, and so take --insecure-storage. */
+const STORING_COMMANDS = new Set(['login', 'client-credentials']);
 
 const STORE_HINT = 'fix or move the file aside; mmauth never resets it by itself';
 
@@ -163,7 +165,9 @@ function hintByCode(error: MmauthError, context: FailureContext): string | undef
     case 'credentials_lost':
       return `run \`${nextStep(context.origin, context.profileName)}\` to store them again${context.origin === 'client_credentials' ? ' (give the client secret again)' : ''}; other profiles are untouched`;
     case 'keyring_unavailable':
-      return `unlock the keyring, or start a Secret Service (GNOME Keyring, KWallet, KeePassXC); to keep new credentials in the file in plain text (mode 0600) instead, set ${CREDENTIAL_STORE_FILE} or pass --insecure-storage`;
+      return STORING_COMMANDS.has(context.command ?? '')
+        ? `unlock the keyring, or start a Secret Service (GNOME Keyring, KWallet, KeePassXC); to keep the credentials in the file in plain text (mode 0600) instead, pass --insecure-storage or set ${CREDENTIAL_STORE_FILE}`
+        : `unlock the keyring, or start a Secret Service (GNOME Keyring, KWallet, KeePassXC): profile "${context.profileName}" keeps its credentials there, and nowhere else`;
     case 'keyring_failed':
       return `run \`mmauth doctor\` to check the keyring; to keep new credentials in the file instead, set ${CREDENTIAL_STORE_FILE}`;
     case 'store_lock_failed':
