@@ -90,7 +90,7 @@ export async function main(argv: string[], version: string): Promise<never> {
   const run: FailedRun = { command: undefined, options: {} };
   let exitCode: number = ExitCode.ok;
   try {
-    const program = buildProgram(ctx, version).hook('preAction', (_, action) => {
+    const program = buildProgram(ctx, version, argv).hook('preAction', (_, action) => {
       run.command = action.name();
       run.options = action.opts();
     });

@@ -122,3 +122,21 @@ describe('flags → options', () => {
     expect(conflictMessage((result as { message: string }).message)).toBe(message);
   });
 });
+
+describe('buildProgram registers only the command argv names outright', () => {
+  const names = (argv?: string[]) =>
+    (buildProgram(createTestContext(), '0.0.0', argv) as unknown as Command).commands.map((c) => c.name());
+
+  it('all thirteen without argv, for global help, help, an unknown word and completion', () => {
+    const all = names();
+    expect(all).toHaveLength(13);
+    for (const argv of [['--help'], [], ['help', 'token'], ['tokn'], ['completion', 'bash'], ['--version']]) {
+      expect(names(['node', 'mmauth', ...argv])).toEqual(all);
+    }
+  });
+
+  it('only that one for `mmauth token …`', () => {
+    expect(names(['node', 'mmauth', 'token', '--json'])).toEqual(['token']);
+    expect(names(['node', 'mmauth', 'client-credentials'])).toEqual(['client-credentials']);
+  });
+});
