@@ -145,13 +145,13 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     // Object.fromEntries defines own properties, so even `__proto__` is written as a name.
     const profiles = Object.fromEntries(all);
     await writeConfigFile(path, profiles);
-    // Only after the file no longer needs them: a kill before this point leaves a key unused, never a profile unreadable.
+    // Only after the file no longer names them: a kill before this point leaves an item unused, never a profile unreadable.
     const usedAccounts = accountsOf(all);
     const unused = [...formerAccounts].filter((account) => !usedAccounts.has(account));
     if (unused.length > 0) {
       await vault.forget(unused).catch((error: unknown) => {
         warn(
-          `could not remove an unused key from the ${vault.keyringName}: ${String(error instanceof Error ? error.message : error)}`,
+          `could not remove what no profile uses any more from the ${vault.keyringName}: ${String(error instanceof Error ? error.message : error)}`,
         );
       });
     }
