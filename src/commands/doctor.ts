@@ -1,7 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { isMmauthError, MmauthError } from '../errors.js';
-import type { Profile } from '../store/profile.js';
+import { isMmauthError, MmauthError, type ErrorCode } from '../errors.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import {
   checkAuthorization,
@@ -16,7 +15,9 @@ import {
 import { MAX_TIMER_SECONDS, parseSeconds, type LocalOptions } from './shared/options.js';
 import { checkKeyring } from './shared/doctor-keyring.js';
 import { isVerbose, pickSetting, resolveProfileName } from './shared/settings.js';
-import { openLocalTarget } from './shared/target.js';
+
+/** What reading the profile may throw that the keyring check reports instead. */
+const KEYRING_FAILURES = new Set<ErrorCode>(['credentials_lost', 'keyring_unavailable', 'keyring_failed']);
 
 /** Options of `mmauth doctor`. */
 export interface DoctorOptions extends LocalOptions {
@@ -58,19 +59,16 @@ Examples:
  */
 export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  // Read as a command that gets credentials anew would (a lost key is a finding, not a stop).
   const profileName = resolveProfileName(options.profile, ctx.env);
   const store = await ctx.openStore();
-  let profile: Profile | undefined;
+  // A keyring that cannot open the profile is a finding (the keyring check), not a stop: the
+  // checks that need its credentials do without them.
   let readFailure: unknown;
-  try {
-    profile = (await openLocalTarget(options, ctx)).profile;
-  } catch (error) {
-    if (!isMmauthError(error) || !['credentials_lost', 'keyring_unavailable', 'keyring_failed'].includes(error.code))
-      throw error;
+  const profile = await store.read(profileName).catch(async (error: unknown) => {
+    if (!isMmauthError(error) || !KEYRING_FAILURES.has(error.code)) throw error;
     readFailure = error;
-    profile = await store.read(profileName, { ifCredentialsLost: 'omit' }).catch(() => undefined);
-  }
+    return store.read(profileName, { ifCredentialsLost: 'omit' }).catch(() => undefined);
+  });
   const listed = store.listOne(profileName);
   const checks: Check[] = [...checkConfigFiles(store.path)];
   checks.push(await checkKeyring(store, profileName, listed, readFailure, ctx.env));

@@ -43,8 +43,8 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   const { endpoints, profile, profileName } = target;
   const origin = isImplicit ? 'implicit' : 'authorization_code';
   assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
-  // No secret from any source: a public client (RFC 8252 §8.4), PKCE and client_id alone.
   const intent = await prepareStoring(options, target.store, profileName, out);
+  // No secret from any source: a public client (RFC 8252 §8.4), PKCE and client_id alone.
   const clientSecret = isImplicit ? undefined : await findClientSecret(options, ctx, { ...target, profile: usable });
   if (isImplicit) {
     out.warn(

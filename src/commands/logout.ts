@@ -52,15 +52,15 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
   const { profileName } = local;
   const token = local.profile?.token;
   if (token === undefined) {
-    const hadSecrets = local.profile?.clientSecret !== undefined || local.profile?.pendingLogin !== undefined;
-    if (hadSecrets || local.store.listOne(profileName)?.hasClientSecret) {
-      await local.store.update(profileName, forgetCredentials);
-    }
+    // Listed, not read: a client secret whose key is gone (--local-only) is forgotten too.
+    const hadSecrets =
+      local.store.listOne(profileName)?.hasClientSecret === true || local.profile?.pendingLogin !== undefined;
+    if (hadSecrets) await local.store.update(profileName, forgetCredentials);
     if (options.json === true) {
       out.json({ logged_out: false, revoked: false, confirmed: false, profile: profileName });
     }
     out.info(
-      `Profile "${profileName}" has no stored token: nothing to log out${hadSecrets ? ' (its stored client secret is forgotten)' : ''}.`,
+      `Profile "${profileName}" has no stored token: nothing to log out${hadSecrets ? ' (its stored secrets are forgotten)' : ''}.`,
     );
     return;
   }

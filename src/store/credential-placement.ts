@@ -67,20 +67,15 @@ export function createCredentialPlacement(vault: CredentialVault, setting: Crede
   };
 
   /**
-   * A copy of `next`'s access token in the keyring, under a fresh account (`access-token.` and 128
-   * random bits) unless the token is the one already copied: `token` then reads it with one keyring
-   * call and no cipher. None for a token over 2,000 characters (Windows keeps at most 2,560 bytes).
+   * The keyring account of a copy of `next`'s access token (CredentialVault.putCopy), unless the
+   * token is the one already copied: `token` then reads it with one keyring call and no cipher.
+   * None for a token over 2,000 characters (Windows keeps at most 2,560 bytes).
    */
-  const copyAccessToken = async (
-    next: Profile,
-    prior: { accessToken: string | undefined; ref: string | undefined },
-  ): Promise<string | undefined> => {
+  const copyAccessToken = async (next: Profile, prior: PriorCredentials): Promise<string | undefined> => {
     const accessToken = next.token?.accessToken;
     if (accessToken === undefined || accessToken.length > MAX_COPIED_TOKEN) return undefined;
     if (prior.ref !== undefined && prior.accessToken === accessToken) return prior.ref;
-    const ref = `access-token.${(await import('node:crypto')).randomBytes(16).toString('hex')}`;
-    await vault.putItem(ref, accessToken);
-    return ref;
+    return vault.putCopy(accessToken);
   };
 
   return { destinationOf, place };

@@ -2,11 +2,10 @@ import { MmauthError } from '../errors.js';
 import type { Keyring } from './keyring.js';
 import { KEY_BYTES, type ProfileSecrets, type SealedSecrets } from './secrets.js';
 
-/** The cipher and node:crypto, loaded at the first sealed profile (start-up loads no crypto). */
-const cipher = async () => ({
-  ...(await import('./sealed-secrets.js')),
-  randomBytes: (await import('node:crypto')).randomBytes,
-});
+/** The cipher, loaded at the first sealed profile (start-up and `token`'s read of a copy load no crypto). */
+const cipher = () => import('./sealed-secrets.js');
+/** `bytes` random bytes (node:crypto's CSPRNG, loaded with the cipher). */
+const randomBytes = async (bytes: number): Promise<Buffer> => (await import('node:crypto')).randomBytes(bytes);
 
 /**
  * Seals and opens profiles' secrets with keys kept in the OS keyring (ARCHITECTURE.md "Where
@@ -28,10 +27,13 @@ export interface CredentialVault {
    * a new key stored in the keyring first. Throws `keyring_unavailable`/`keyring_failed`.
    */
   seal(profileName: string, secrets: ProfileSecrets, keyIds: Iterable<string>): Promise<SealedSecrets>;
-  /** The keyring's item `account` (not a key: an access token's copy), or undefined when it has none. */
-  getItem(account: string): Promise<string | undefined>;
-  /** Keeps `value` under `account` in the keyring. */
-  putItem(account: string, value: string): Promise<void>;
+  /** The access token copied under `account` (putCopy), or undefined when the keyring has none. */
+  getCopy(account: string): Promise<string | undefined>;
+  /**
+   * Keeps a copy of `accessToken` in the keyring under a new account, `access-token.` and 128
+   * random bits, and returns that account. Throws `keyring_unavailable`/`keyring_failed`.
+   */
+  putCopy(accessToken: string): Promise<string>;
   /** Asks the keyring once (a read of an account mmauth never writes). Throws `keyring_unavailable`/`keyring_failed`. */
   check(): Promise<void>;
   /** Removes these accounts (keys, items) from the keyring once nothing uses them. Throws keyring errors. */
@@ -74,20 +76,24 @@ export function createCredentialVault(keyringName: string, openKeyring: () => Pr
       return secrets;
     },
     async seal(profileName, secrets, keyIds) {
-      const { sealSecrets, randomBytes } = await cipher();
+      const { sealSecrets } = await cipher();
       for (const keyId of new Set(keyIds)) {
         const key = await readKey(keyId);
         if (key !== undefined) return sealSecrets(secrets, profileName, keyId, key);
       }
       // A key id: 128 random bits in hex, the keyring account of its key.
-      const keyId = randomBytes(16).toString('hex');
-      const key = randomBytes(KEY_BYTES);
+      const keyId = (await randomBytes(16)).toString('hex');
+      const key = await randomBytes(KEY_BYTES);
       await (await theKeyring()).set(keyId, key.toString('base64'));
       keys.set(keyId, key);
       return sealSecrets(secrets, profileName, keyId, key);
     },
-    getItem: async (account) => (await theKeyring()).get(account),
-    putItem: async (account, value) => (await theKeyring()).set(account, value),
+    getCopy: async (account) => (await theKeyring()).get(account),
+    async putCopy(accessToken) {
+      const account = `access-token.${(await randomBytes(16)).toString('hex')}`;
+      await (await theKeyring()).set(account, accessToken);
+      return account;
+    },
     async check() {
       await (await theKeyring()).get('mmauth-check');
     },

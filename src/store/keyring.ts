@@ -76,8 +76,8 @@ export function describeKeyringError(error: unknown, keyring: string, doing: str
 }
 
 /**
- * Opens the OS keyring through `@napi-rs/keyring` 2.x, loaded here and only here (about 5 ms; the
- * `.node` addon cannot be bundled). On Linux the entry is pinned to Secret Service: the library's
+ * Opens the OS keyring through `@napi-rs/keyring` 2.x, loaded here and only here (the `.node`
+ * addon cannot be bundled; the build loads it from its platform package, about 1 ms). On Linux the entry is pinned to Secret Service: the library's
  * default falls back to the kernel keyring silently, which loses keys at reboot. Errors become
  * `keyring_unavailable` or `keyring_failed` (describeKeyringError); nothing is retried.
  */
@@ -106,11 +106,11 @@ export async function openOsKeyring(platform: NodeJS.Platform): Promise<Keyring>
   return {
     name,
     get: async (account) =>
-      (await call('reading a key', () => new addon.Entry(KEYRING_SERVICE, account, options).getPassword())) ??
+      (await call('reading an item', () => new addon.Entry(KEYRING_SERVICE, account, options).getPassword())) ??
       undefined,
     set: async (account, value) =>
-      call('storing a key', () => new addon.AsyncEntry(KEYRING_SERVICE, account, options).setPassword(value)),
+      call('storing an item', () => new addon.AsyncEntry(KEYRING_SERVICE, account, options).setPassword(value)),
     delete: async (account) =>
-      call('removing a key', () => new addon.AsyncEntry(KEYRING_SERVICE, account, options).deletePassword()),
+      call('removing an item', () => new addon.AsyncEntry(KEYRING_SERVICE, account, options).deletePassword()),
   };
 }

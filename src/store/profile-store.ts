@@ -180,7 +180,7 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     },
     async readAccessToken(token) {
       if (token.plainAccessToken !== undefined) return token.plainAccessToken;
-      return token.accessTokenRef === undefined ? undefined : vault.getItem(token.accessTokenRef);
+      return token.accessTokenRef === undefined ? undefined : vault.getCopy(token.accessTokenRef);
     },
     async assertCanStore(name, intent = {}) {
       const raw = readAll().get(name);

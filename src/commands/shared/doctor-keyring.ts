@@ -1,4 +1,5 @@
-import { hasErrorCode, isMmauthError } from '../../errors.js';
+import { credentialStoreSetting } from '../../context.js';
+import { hasErrorCode } from '../../errors.js';
 import type { ListedProfile } from '../../store/profile-listing.js';
 import type { ProfileStore } from '../../store/profile-store.js';
 import type { Check } from './doctor-checks.js';
@@ -21,13 +22,13 @@ export async function checkKeyring(
   env: NodeJS.ProcessEnv,
 ): Promise<Check> {
   const name = 'keyring';
-  const setting = env.MMAUTH_CREDENTIAL_STORE?.trim().toLowerCase() || 'auto';
+  const setting = credentialStoreSetting(env);
   const isInKeyring = profile?.credentialsIn === 'keyring';
   if (hasErrorCode(readFailure, 'credentials_lost')) {
     return {
       name,
       status: 'fail',
-      detail: isMmauthError(readFailure) ? readFailure.message : 'the stored credentials cannot be read',
+      detail: readFailure.message,
       fix: `run \`${nextStep(profile?.lastGrant, profileName)}\` to store them again`,
     };
   }

@@ -51,9 +51,8 @@ export function renewalOf(profile: Profile | ListedProfile, env: NodeJS.ProcessE
   const hasRefreshToken = isListed
     ? profile.token?.hasRefreshToken === true
     : profile.token?.refreshToken !== undefined;
-  const hasSecret = isListed
-    ? profile.hasClientSecret || pickSetting(undefined, env.MMAUTH_CLIENT_SECRET, undefined) !== undefined
-    : renewalSecret(profile, env) !== undefined;
+  const hasStoredSecret = isListed ? profile.hasClientSecret : profile.clientSecret !== undefined;
+  const hasSecret = hasStoredSecret || pickSetting(undefined, env.MMAUTH_CLIENT_SECRET, undefined) !== undefined;
   if (hasRefreshToken && profile.clientId !== undefined) return 'refresh_token';
   if (profile.token?.grant === 'client_credentials' && profile.clientId !== undefined && hasSecret) {
     return 'client_credentials';

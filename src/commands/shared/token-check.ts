@@ -13,8 +13,9 @@ export type TokenCheck = 'active' | 'refused' | null;
  * Asks token info (spec §4.3) about each named profile's stored token (read from `store`, sealed
  * credentials opened), at that profile's own base URL (a MMAUTH_BASE_URL of another origin is
  * refused first: `base_url_mismatch`), each request bounded by `timeoutSeconds`. Profiles without
- * a token or base URL get null. Throws network and malformed-answer errors, and what
- * ProfileStore.read throws (`credentials_lost`, keyring errors).
+ * a token or base URL, and those whose credentials are lost (`credentials_lost`), get null.
+ * Throws network and malformed-answer errors, and keyring errors (`keyring_unavailable`,
+ * `keyring_failed`).
  */
 export async function checkStoredTokens(
   store: ProfileStore,
@@ -31,11 +32,7 @@ export async function checkStoredTokens(
       if (hasErrorCode(error, 'credentials_lost')) return undefined;
       throw error;
     });
-    if (profile === undefined) {
-      checks.set(name, null);
-      continue;
-    }
-    if (profile.token === undefined || profile.baseUrl === undefined) {
+    if (profile?.token === undefined || profile.baseUrl === undefined) {
       checks.set(name, null);
       continue;
     }
