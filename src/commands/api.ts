@@ -7,7 +7,7 @@ import { writeApiAnswer } from '../ui/api-output.js';
 import { buildApiRequest, type ApiRequest } from './shared/api-request.js';
 import { profileFlag } from './shared/next-step.js';
 import { MAX_TIMER_SECONDS, parseSeconds } from './shared/options.js';
-import { renewalOf, renewToken } from './shared/renewal.js';
+import { renewalOf, renewToken } from '../grant/renewal.js';
 import { isVerbose, pickSetting } from './shared/settings.js';
 import { openLocalTarget } from './shared/target.js';
 import { usableAccessToken } from './shared/usable-token.js';
@@ -126,7 +126,13 @@ export async function runApi(target: string, options: ApiOptions, ctx: AppContex
     response.body.resume();
     const renewed = await renewToken(
       stored,
-      { profileName: local.profileName, store: local.store, timeoutSeconds: options.timeout },
+      {
+        profileName: local.profileName,
+        store: local.store,
+        timeoutSeconds: options.timeout,
+        trace,
+        isAccessTokenRefused: true,
+      },
       ctx,
     );
     out.info('the server refused the token (invalid_token): renewed it and sent the request again');

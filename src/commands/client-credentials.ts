@@ -5,10 +5,10 @@ import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import { reportToken } from '../ui/token-report.js';
 import { prepareStoring, type StorageOptions } from './shared/credential-storage.js';
 import { withClientOptions, withCommonOptions, withStorageOption, type ClientOptions } from './shared/options.js';
-import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
+import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
 import { chooseScope, requireClientId, resolveClientSecret } from './shared/settings.js';
 import { resolveTarget } from './shared/target.js';
-import { toStoredToken } from './shared/token-record.js';
+import { toStoredToken } from '../grant/token-record.js';
 
 /** Options of `mmauth client-credentials`. */
 export interface ClientCredentialsOptions extends ClientOptions, StorageOptions {

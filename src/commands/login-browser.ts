@@ -16,11 +16,11 @@ import { reportToken } from '../ui/token-report.js';
 import { startWaitIndicator } from '../ui/wait-indicator.js';
 import type { LoginOptions } from './login.js';
 import { offerAuthorizationUrl, probe } from './login-offer.js';
-import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
+import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
 import { prepareStoring } from './shared/credential-storage.js';
 import { resolveLoginSettings } from './shared/login-settings.js';
 import { findClientSecret, isVerbose } from './shared/settings.js';
-import { toStoredToken } from './shared/token-record.js';
+import { toStoredToken } from '../grant/token-record.js';
 
 /** How one authorization response becomes a token: validate it, then exchange its code (or read its fragment). */
 type ResponseJudge = (url: URL) => Promise<TokenResponse>;

@@ -11,13 +11,13 @@ import { formatInstant } from '../ui/format.js';
 import { reportToken } from '../ui/token-report.js';
 import type { LoginOptions } from './login.js';
 import { probe } from './login-offer.js';
-import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
+import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
 import { profileFlag } from './shared/next-step.js';
 import { prepareStoring } from './shared/credential-storage.js';
 import { resolveLoginSettings } from './shared/login-settings.js';
 import { findClientSecret } from './shared/settings.js';
 import { requireProfile, resolveTarget } from './shared/target.js';
-import { toStoredToken } from './shared/token-record.js';
+import { toStoredToken } from '../grant/token-record.js';
 
 /** How long a started login may be completed, in ms. */
 const PENDING_TTL_MS = 10 * 60_000;

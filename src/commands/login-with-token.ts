@@ -5,7 +5,7 @@ import type { StoredToken } from '../store/profile.js';
 import { reportToken } from '../ui/token-report.js';
 import type { CommonOptions } from './shared/options.js';
 import { isVisibleWord } from '../util/visible-word.js';
-import { assertMayStore, credentialsFor } from './shared/credential-origin.js';
+import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
 import { prepareStoring, type StorageOptions } from './shared/credential-storage.js';
 import { resolveTarget } from './shared/target.js';
 

@@ -3,9 +3,10 @@ import type { AppContext } from '../context.js';
 import type { Profile } from '../store/profile.js';
 import { maskToken } from '../ui/format.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
-import { assertCredentialOrigin } from './shared/credential-origin.js';
-import { revokeStoredGrant, type RevocationResult } from './shared/revoke-and-confirm.js';
-import { findClientSecret, requireClientId } from './shared/settings.js';
+import { assertCredentialOrigin } from '../grant/credential-binding.js';
+import { endGrant, type GrantEnd } from '../grant/end-grant.js';
+import { grantEndFields, reportGrantEnd } from './shared/grant-end-report.js';
+import { findClientSecret, requireClientId, traceFor } from './shared/settings.js';
 import { openLocalTarget, requireProfile, resolveTarget } from './shared/target.js';
 
 /** Options of `mmauth logout`. */
@@ -16,7 +17,7 @@ export interface LogoutOptions extends ClientOptions {
 
 /** The profile without its credentials (token, refresh token, client secret, pending login): its settings stay. */
 function forgetCredentials(current: Profile): Profile {
-  return { ...current, token: undefined, clientSecret: undefined, pendingLogin: undefined };
+  return { ...current, token: undefined, clientSecret: undefined, pendingLogin: undefined, chainToRetire: undefined };
 }
 
 /** Registers `mmauth logout`; the logic is runLogout. */
@@ -40,8 +41,9 @@ Examples:
 }
 
 /**
- * Revokes and confirms the profile's stored token unless `localOnly` (RFC 7009; a personal token
- * is only forgotten), then deletes it; --json prints `{logged_out, revoked, confirmed, profile}`.
+ * Ends the profile's grant unless `localOnly` (endGrant: RFC 7009, confirmed; a personal token is
+ * only forgotten), then deletes its credentials; --json prints `{logged_out, revoked, confirmed,
+ * already_invalid, profile}`.
  * Throws what runRevoke throws, keeping the token.
  */
 export async function runLogout(options: LogoutOptions, ctx: AppContext): Promise<void> {
@@ -57,43 +59,46 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
       local.store.listOne(profileName)?.hasClientSecret === true || local.profile?.pendingLogin !== undefined;
     if (hadSecrets) await local.store.update(profileName, forgetCredentials);
     if (options.json === true) {
-      out.json({ logged_out: false, revoked: false, confirmed: false, profile: profileName });
+      out.json({ logged_out: false, revoked: false, confirmed: false, already_invalid: false, profile: profileName });
     }
     out.info(
       `Profile "${profileName}" has no stored token: nothing to log out${hadSecrets ? ' (its stored secrets are forgotten)' : ''}.`,
     );
     return;
   }
-  let isRevoked = false;
-  let result: RevocationResult | undefined;
+  let result: GrantEnd | undefined;
+  let revokedToken = token.accessToken;
+  let baseUrl = '';
   if (options.localOnly === true) {
     out.warn(
       `not revoking ${maskToken(token.accessToken)} on the server (--local-only): it stays valid until it expires`,
     );
   } else if (token.grant === 'personal') {
     out.warn(
-      "a personal access token can only be revoked where it was created (the service's settings); forgetting it here only",
+      "a personal access token can only be revoked where it was created (the service's settings): it is forgotten here, and stays valid on the server until you revoke it there",
     );
   } else {
     const target = await resolveTarget(options, ctx);
     const clientId = await requireClientId(options.clientId, ctx, target.profile);
     assertCredentialOrigin(profileName, target.profile, target.endpoints.baseUrl);
-    const clientSecret = await findClientSecret(options, ctx, target);
+    const clientSecret = await findClientSecret(options, ctx, { ...target, clientId });
     // A failure here keeps the token; the failure map adds the --local-only way out to its hint.
-    const grant = { profileName, store: local.store, server: target.server, timeoutSeconds: options.timeout };
-    result = (await revokeStoredGrant(token, grant, { clientId, clientSecret }, ctx, (line) => out.info(line))).result;
-    isRevoked = true;
-    if (result === 'already_inactive') {
-      out.warn(
-        'token info already refused the token before the revocation (expired or revoked): nothing live was revoked',
-      );
-    }
+    const grant = {
+      server: target.server,
+      client: { clientId, clientSecret },
+      timeoutSeconds: options.timeout,
+      trace: await traceFor(options, ctx),
+    };
+    const where = { profileName, store: local.store, chainToRetire: target.profile?.chainToRetire };
+    const ended = await endGrant(token, grant, ctx, (line) => out.info(line), where);
+    result = ended.result;
+    revokedToken = ended.accessToken;
+    baseUrl = target.endpoints.baseUrl;
   }
   await local.store.update(profileName, forgetCredentials);
-  if (options.json === true) {
-    out.json({ logged_out: true, revoked: isRevoked, confirmed: result === 'confirmed', profile: profileName });
-  }
-  out.success(
-    `Logged out of profile "${profileName}"${isRevoked ? `: revoked ${maskToken(token.accessToken)}${result === 'confirmed' ? ' (confirmed)' : ''}` : ''}; its stored secrets are forgotten, its other settings stay.`,
-  );
+  const fields =
+    result === undefined ? { revoked: false, confirmed: false, already_invalid: false } : grantEndFields(result);
+  if (options.json === true) out.json({ logged_out: true, ...fields, profile: profileName });
+  if (result !== undefined) reportGrantEnd(out, result, revokedToken, baseUrl);
+  out.success(`Logged out of profile "${profileName}": its stored secrets are forgotten, its other settings stay.`);
 }

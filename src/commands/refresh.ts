@@ -1,10 +1,10 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { reportToken } from '../ui/token-report.js';
-import { assertCredentialOrigin } from './shared/credential-origin.js';
+import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './shared/options.js';
-import { cannotRenew, renewalOf, renewToken } from './shared/renewal.js';
-import { pickSetting } from './shared/settings.js';
+import { cannotRenew, renewalOf, renewToken } from '../grant/renewal.js';
+import { pickSetting, traceFor } from './shared/settings.js';
 import { openLocalTarget, requireProfile } from './shared/target.js';
 
 /** Options of `mmauth refresh`. */
@@ -43,8 +43,10 @@ export async function runRefresh(options: RefreshOptions, ctx: AppContext): Prom
   const { profileName } = local;
   assertCredentialOrigin(profileName, profile, pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined));
   const token = profile.token;
-  if (token === undefined || renewalOf(profile, ctx.env) === 'none') throw cannotRenew(profileName, profile);
-  const renewed = await renewToken(token, { profileName, store: local.store, timeoutSeconds: options.timeout }, ctx);
+  if (token === undefined || renewalOf(profile, ctx.env) === 'none') throw cannotRenew(profileName);
+  const trace = await traceFor(options, ctx);
+  const renewal = { profileName, store: local.store, timeoutSeconds: options.timeout, trace };
+  const renewed = await renewToken(token, renewal, ctx);
   const headline = `Renewed the token of profile "${profileName}" on ${profile.baseUrl ?? ''}`;
   reportToken(out, renewed, profileName, ctx.nowMs(), options.json === true, headline);
 }

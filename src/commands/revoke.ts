@@ -1,12 +1,12 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
-import { maskToken } from '../ui/format.js';
 import { profileFlag } from './shared/next-step.js';
 import { selectAccessToken } from './shared/access-token.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
-import { revokeAndConfirm, revokeStoredGrant } from './shared/revoke-and-confirm.js';
-import { findClientSecret, requireClientId } from './shared/settings.js';
+import { endGrant, revokeAndConfirm } from '../grant/end-grant.js';
+import { grantEndFields, reportGrantEnd } from './shared/grant-end-report.js';
+import { findClientSecret, requireClientId, traceFor } from './shared/settings.js';
 import { resolveTarget } from './shared/target.js';
 
 /** Registers `mmauth revoke`; the logic is runRevoke. */
@@ -24,10 +24,11 @@ Examples:
 }
 
 /**
- * Revokes the profile's token or MMAUTH_TOKEN and proves it (revokeAndConfirm: RFC 7009 §2, then
- * token info must answer 401) before saying "revoked" and deleting the stored token (the profile's
- * settings stay). --json prints `{revoked, confirmed, token_forgotten, profile}`. On any error the
- * stored token is kept; throws what revokeAndConfirm and the settings throw.
+ * Revokes the profile's token or MMAUTH_TOKEN and proves it (endGrant: RFC 7009 §2, then token
+ * info must answer 401) before saying "revoked", then deletes the stored token (the profile's
+ * settings stay). A token the server had already refused is forgotten and reported so, never as
+ * revoked. --json prints `{revoked, confirmed, already_invalid, token_forgotten, profile}`. On any
+ * error the stored token is kept; throws what endGrant and the settings throw.
  */
 export async function runRevoke(options: ClientOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
@@ -44,32 +45,26 @@ export async function runRevoke(options: ClientOptions, ctx: AppContext): Promis
     );
   }
   const clientId = await requireClientId(options.clientId, ctx, profile);
-  const clientSecret = await findClientSecret(options, ctx, target);
-  const client = { clientId, clientSecret };
-  const grant = { profileName, store: target.store, server: target.server, timeoutSeconds: options.timeout };
-  const { result } =
+  const clientSecret = await findClientSecret(options, ctx, { ...target, clientId });
+  const grant = {
+    server: target.server,
+    client: { clientId, clientSecret },
+    timeoutSeconds: options.timeout,
+    trace: await traceFor(options, ctx),
+  };
+  const where = { profileName, store: target.store, chainToRetire: profile?.chainToRetire };
+  const note = (line: string) => out.info(line);
+  const { result, accessToken: revoked } =
     stored === undefined
-      ? { result: await revokeAndConfirm(target.server, client, accessToken) }
-      : await revokeStoredGrant(stored, grant, client, ctx, (line) => out.info(line));
+      ? { result: await revokeAndConfirm(target.server, grant.client, accessToken), accessToken }
+      : await endGrant(stored, grant, ctx, note, where);
   if (stored !== undefined) {
-    await target.store.update(profileName, (current) => ({ ...current, token: undefined }));
+    await target.store.update(profileName, (current) => ({ ...current, token: undefined, chainToRetire: undefined }));
   }
   if (options.json === true) {
-    const confirmed = result === 'confirmed';
-    out.json({ revoked: true, confirmed, token_forgotten: stored !== undefined, profile: profileName });
+    out.json({ ...grantEndFields(result), token_forgotten: stored !== undefined, profile: profileName });
   }
-  if (result === 'unconfirmed') {
-    out.warn(
-      'the server has no token info endpoint, so the revocation could not be confirmed; it answered 200 (RFC 7009: revoked or already invalid)',
-    );
-  }
-  if (result === 'already_inactive') {
-    out.warn(
-      'token info already refused the token before the revocation (expired or revoked): nothing live was revoked',
-    );
-  }
-  const proof = result === 'confirmed' ? ' (confirmed: token info now refuses it)' : '';
-  out.success(`Revoked ${maskToken(accessToken)} on ${target.endpoints.baseUrl}${proof}`);
+  reportGrantEnd(out, result, revoked, target.endpoints.baseUrl);
   if (stored !== undefined) {
     out.info(`  Forgot the token of profile "${profileName}"; its settings stay.`);
   }

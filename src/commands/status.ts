@@ -6,7 +6,7 @@ import { formatDuration, formatInstant, maskToken } from '../ui/format.js';
 import { judgeStoredToken, secondsLeft, type TokenState } from '../store/token-state.js';
 import { nextStep } from './shared/next-step.js';
 import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './shared/options.js';
-import { renewalOf, type RenewalKind } from './shared/renewal.js';
+import { renewalOf, type RenewalKind } from '../grant/renewal.js';
 import { checkStoredTokens, type TokenCheck } from './shared/token-check.js';
 
 const RENEWAL_WORDS: Record<RenewalKind, string> = {

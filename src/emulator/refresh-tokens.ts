@@ -23,6 +23,8 @@ export interface RefreshTokenRecord {
 export class RefreshTokens {
   readonly #byToken = new Map<string, RefreshTokenRecord>();
   readonly #byAccessToken = new Map<string, string>();
+  /** Access token → the refresh token its pair replaced, kept until that access token is first presented. */
+  readonly #previousOf = new Map<string, string>();
 
   /** Issues the refresh token of `access`; `previous` is the one it rotates out. */
   issue(access: AccessTokenRecord, previous?: string): RefreshTokenRecord {
@@ -37,6 +39,7 @@ export class RefreshTokens {
     };
     this.#byToken.set(record.token, record);
     this.#byAccessToken.set(access.token, record.token);
+    if (previous !== undefined) this.#previousOf.set(access.token, previous);
     return record;
   }
 
@@ -57,12 +60,18 @@ export class RefreshTokens {
     return token === undefined ? undefined : this.#byToken.get(token);
   }
 
-  /** The first use of an access token retires the refresh token its pair replaced (refresh 3). */
+  /**
+   * The first presentation of an access token retires the refresh token its pair replaced (refresh
+   * 3), whether or not the access token has expired or been revoked since (refresh 7: Doorkeeper
+   * looks the presented token up before it judges it).
+   */
   markUsed(accessToken: string): void {
+    const previous = this.#previousOf.get(accessToken);
+    if (previous === undefined) return;
+    this.#previousOf.delete(accessToken);
+    this.#remove(previous);
     const record = this.ofAccessToken(accessToken);
-    if (record?.previous === undefined) return;
-    this.#remove(record.previous);
-    record.previous = undefined;
+    if (record !== undefined) record.previous = undefined;
   }
 
   /** Revokes a refresh token (and so the pair's record); undefined when there was none. */

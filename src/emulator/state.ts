@@ -174,11 +174,13 @@ export class EmulatorState {
     if (refresh !== undefined) this.refreshTokens.revoke(refresh.token);
   }
 
-  /** A live access token, recorded as used: its first use retires the refresh token it replaced. */
+  /**
+   * A presented access token: its presentation retires the refresh token its pair replaced, live
+   * or not (server-behaviour.md refresh 7); returns it when it is live, else undefined.
+   */
   useToken(token: string): AccessTokenRecord | undefined {
-    const record = this.findActiveToken(token);
-    if (record !== undefined) this.refreshTokens.markUsed(token);
-    return record;
+    this.refreshTokens.markUsed(token);
+    return this.findActiveToken(token);
   }
 
   /** Any access token record still in memory, expired or not (revocation looks at expiry itself). */

@@ -126,8 +126,15 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
     pendingLogin:
       sealing.kind === 'omitted' ? undefined : parsePending(json.pending_login, `${where}.pending_login`, sealing),
     credentialStore: parseRecord(json),
+    chainToRetire: splitChain(secretField(json, 'chainToRetire', where, sealing)),
     token,
   };
+}
+
+/** The stored chain (space-separated access tokens) as a list; undefined when empty. */
+function splitChain(value: string | undefined): string[] | undefined {
+  const tokens = (value ?? '').split(' ').filter((token) => token !== '');
+  return tokens.length === 0 ? undefined : tokens;
 }
 
 function parsePending(json: unknown, where: string, sealed: Sealing): PendingLogin | undefined {
@@ -178,6 +185,7 @@ export function serializeProfile(
   put('scope', profile.scope);
   put('redirect_uri', profile.redirectUri);
   put('last_grant', profile.token?.grant ?? profile.lastGrant);
+  if (profile.chainToRetire?.length) put('chain_to_retire', secret(profile.chainToRetire.join(' ')));
   if (profile.credentialStore !== undefined) {
     put('credential_store', profile.credentialStore === 'keyring' ? 'keyring' : 'file');
     if (profile.credentialStore === 'fallback') put('credential_store_fallback', true);

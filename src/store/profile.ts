@@ -42,6 +42,11 @@ export interface Profile {
   lastGrant: TokenOrigin | undefined;
   /** A login started with `login --start`, waiting for `--complete` (its verifier is a secret). */
   pendingLogin?: PendingLogin | undefined;
+  /**
+   * Access tokens of renewals whose first use has not reached the server yet: presenting each once
+   * retires the refresh token it replaced (server-behaviour.md, Refresh tokens 7). Secrets.
+   */
+  chainToRetire?: string[] | undefined;
   /** Where its credentials are kept; the store sets it at each write. */
   credentialStore?: CredentialStoreRecord | undefined;
 }
@@ -87,5 +92,6 @@ export function secretsOf(profile: Profile): ProfileSecrets {
     accessToken: profile.token?.accessToken,
     refreshToken: profile.token?.refreshToken,
     codeVerifier: profile.pendingLogin?.codeVerifier,
+    chainToRetire: profile.chainToRetire?.length ? profile.chainToRetire.join(' ') : undefined,
   };
 }

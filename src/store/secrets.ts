@@ -5,6 +5,8 @@ export interface ProfileSecrets {
   refreshToken?: string | undefined;
   /** The PKCE verifier of a pending two-step login (RFC 7636 §4.1). */
   codeVerifier?: string | undefined;
+  /** Access tokens still to present once, space-separated, to retire the refresh tokens they replaced. */
+  chainToRetire?: string | undefined;
 }
 
 /** The on-disk names of the sealed fields, also listed in the clear so that `status` needs no key. */
@@ -13,6 +15,7 @@ export const SECRET_FIELDS = {
   accessToken: 'access_token',
   refreshToken: 'refresh_token',
   codeVerifier: 'code_verifier',
+  chainToRetire: 'chain_to_retire',
 } as const satisfies Record<keyof ProfileSecrets, string>;
 export type SecretField = (typeof SECRET_FIELDS)[keyof typeof SECRET_FIELDS];
 

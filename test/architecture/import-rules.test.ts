@@ -14,7 +14,8 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   cli: ['commands', 'context', 'errors', 'program'],
   program: ['commands', 'context'],
   context: ['browser', 'errors', 'http', 'oauth', 'store', 'ui', 'util'],
-  commands: ['browser', 'context', 'emulator', 'errors', 'http', 'loopback', 'oauth', 'store', 'ui', 'util'],
+  commands: ['browser', 'context', 'emulator', 'errors', 'grant', 'http', 'loopback', 'oauth', 'store', 'ui', 'util'],
+  grant: ['context', 'errors', 'http', 'oauth', 'store', 'util'],
   ui: ['errors', 'loopback', 'store', 'util'],
   browser: ['errors', 'ui', 'util'],
   demo: ['emulator', 'ui'],
@@ -40,7 +41,7 @@ const ALLOWED_PACKAGES: Record<string, readonly string[]> = {
 };
 
 /** Layers below the commands: they raise coded errors and leave exit codes and hints to the failure map. */
-const LOWER_LAYERS = ['oauth', 'http', 'loopback', 'store'];
+const LOWER_LAYERS = ['grant', 'oauth', 'http', 'loopback', 'store'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>

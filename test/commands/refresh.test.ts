@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { runLogin } from '../../src/commands/login.js';
 import { runRefresh } from '../../src/commands/refresh.js';
-import { isFresh, renewToken } from '../../src/commands/shared/renewal.js';
+import { isFresh, renewToken } from '../../src/grant/renewal.js';
 import { createTestContext, followAuthorizeRedirect } from '../support/context.js';
 import { startTestEmulator } from '../support/emulator.js';
-import { failureOf, rejectedBy } from '../support/failure.js';
+import { failureHintOf, failureOf, rejectedBy } from '../support/failure.js';
 
 const NOW = Date.parse('2026-11-23T12:00:00Z');
 const token = (obtainedS: number, expiresS: number | undefined) => ({
@@ -73,7 +73,9 @@ describe('renewToken: one renewal across processes (in-process, against the emul
     });
     const error = await rejectedBy(() => runRefresh({ timeout: 5, profile: 'imp' }, ctx));
     expect(failureOf(error)).toMatchObject({ code: 'token_expired', exitCode: 4 });
-    expect(error.hint).toBe('get a new one: mmauth login --implicit --profile imp');
+    expect(failureHintOf(error, { profileName: 'imp', origin: 'implicit' })).toBe(
+      'get a new one: mmauth login --implicit --profile imp',
+    );
     expect(emulator.requests).toHaveLength(0);
   });
 });

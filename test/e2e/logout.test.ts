@@ -19,7 +19,13 @@ describe('mmauth logout over several profiles', () => {
     });
     expect(result.stderr).toContain('Logged out of profile "ci"');
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ logged_out: true, revoked: true, confirmed: true, profile: 'ci' });
+    expect(JSON.parse(result.stdout)).toEqual({
+      logged_out: true,
+      revoked: true,
+      confirmed: true,
+      already_invalid: false,
+      profile: 'ci',
+    });
     expect(emulator.requests.filter((r) => r.url === '/oauth2/revoke')).toHaveLength(1);
     const config = readConfig(configDir) as { profiles: Record<string, { token?: unknown; client_id?: string }> };
     expect(config.profiles.ci?.token).toBeUndefined();

@@ -94,8 +94,15 @@ describe('messages that say only what is known', () => {
     emulator.advanceSeconds(120);
     const result = await runCli(['logout', '--json'], { env: emulator.env(configDir) });
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ logged_out: true, revoked: true, confirmed: false });
-    expect(result.stderr).toContain('nothing live was revoked');
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      logged_out: true,
+      revoked: false,
+      confirmed: false,
+      already_invalid: true,
+    });
+    expect(result.stderr).toContain('was already expired or revoked');
+    expect(result.stderr).toContain('nothing live to revoke');
+    expect(result.stderr).not.toContain('Revoked');
     expect(result.stderr).not.toContain('(confirmed)');
   });
 

@@ -154,7 +154,7 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
     const result = await runCli(['revoke', '--json'], { env });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ revoked: true, confirmed: false });
-    expect(result.stderr).toContain('could not be confirmed');
+    expect(result.stderr).toContain('not confirmed: the server has no token info endpoint');
     expect(await provider.isActive(token)).toBe(false);
     expect(readConfig(configDir)).toMatchObject({ profiles: { default: { client_id: provider.clientId } } });
     expect((readConfig(configDir) as { profiles: { default: object } }).profiles.default).not.toHaveProperty('token');

@@ -102,7 +102,7 @@ describe('renewal with a refresh token (code flow)', () => {
     expect(emulator.requests.length).toBe(before);
   });
 
-  it('a refresh token the server no longer honours: dropped, exit 4 naming login; the access token record stays', async () => {
+  it('a refresh token the server no longer honours, with an expired access token: both dropped (dead is dead), exit 4 naming login', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
     const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_PROFILE: 'work' });
@@ -114,8 +114,33 @@ describe('renewal with a refresh token (code flow)', () => {
     expect(result.code).toBe(4);
     expect(result.stderr).toContain('the server no longer honours the refresh token of profile "work" (invalid_grant)');
     expect(result.stderr).toContain('sign in again: mmauth login --profile work');
-    expect(stored(configDir, 'work')?.refresh_token).toBeUndefined();
-    expect(stored(configDir, 'work')?.access_token).toMatch(/^[\w-]{43}$/);
+    expect(stored(configDir, 'work')).toBeUndefined();
+    expect(
+      (readConfig(configDir) as { profiles: Record<string, { last_grant?: string }> }).profiles.work?.last_grant,
+    ).toBe('authorization_code');
+    const again = await runCli(['token'], { env });
+    expect(again.code).toBe(4);
+    expect(again.stdout).toBe('');
+  });
+
+  it('a refresh token the server no longer honours while token info still accepts the access token: only the refresh token goes', async () => {
+    const emulator = await startTestEmulator();
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER });
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    const before = stored(configDir);
+    emulator.state.refreshTokens.revoke(before?.refresh_token ?? '');
+    // Stale here (30 s left of 7200), still alive on the server.
+    const config = readConfig(configDir) as StoredForm;
+    const token = config.profiles.default?.token;
+    if (token === undefined) throw new Error('no stored token');
+    token.obtained_at = new Date(Date.now() - 7170_000).toISOString();
+    token.expires_at = new Date(Date.now() + 30_000).toISOString();
+    writeFileSync(join(configDir, 'config.json'), JSON.stringify(config), { mode: 0o600 });
+    const result = await runCli(['token'], { env });
+    expect(result.code).toBe(4);
+    expect(stored(configDir)?.refresh_token).toBeUndefined();
+    expect(stored(configDir)?.access_token).toBe(before?.access_token);
   });
 
   it('the server unreachable during a renewal: exit 3 for an expired token, the store byte-identical', async () => {

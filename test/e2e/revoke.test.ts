@@ -26,6 +26,7 @@ describe('mmauth revoke', () => {
     expect(JSON.parse(result.stdout)).toEqual({
       revoked: true,
       confirmed: true,
+      already_invalid: false,
       token_forgotten: true,
       profile: 'default',
     });

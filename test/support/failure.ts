@@ -1,4 +1,4 @@
-import { exitCodeOf } from '../../src/commands/shared/failure.js';
+import { exitCodeOf, hintOf, type FailureContext } from '../../src/commands/shared/failure.js';
 import { isMmauthError, type MmauthError } from '../../src/errors.js';
 
 /** The MmauthError `run` throws; fails the test when it returns or throws anything else. */
@@ -26,4 +26,9 @@ export async function rejectedBy(run: () => Promise<unknown>): Promise<MmauthErr
 /** What a user sees of an error: its code, the exit code it maps to, and its message. */
 export function failureOf(error: MmauthError): { code: string; exitCode: number; message: string } {
   return { code: error.code, exitCode: exitCodeOf(error), message: error.message };
+}
+
+/** The hint the failure map prints under `error` for a run of `context`. */
+export function failureHintOf(error: MmauthError, context: Partial<FailureContext> = {}): string | undefined {
+  return hintOf(error, { command: undefined, profileName: 'default', origin: undefined, ...context });
 }

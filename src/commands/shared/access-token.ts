@@ -4,7 +4,7 @@ import type { Profile, StoredToken } from '../../store/profile.js';
 import { judgeStoredToken, secondsLeft } from '../../store/token-state.js';
 import { formatInstant } from '../../ui/format.js';
 import { isVisibleWord } from '../../util/visible-word.js';
-import { assertCredentialOrigin } from './credential-origin.js';
+import { assertCredentialOrigin } from '../../grant/credential-binding.js';
 import { firstSteps, nextStep } from './next-step.js';
 
 /** The token a command acts on, and its stored record when mmauth knows it. */

@@ -10,7 +10,7 @@ import type { ServerConfiguration } from '../../oauth/server-configuration.js';
 import { lookUpTokenInfo } from '../../oauth/token-info.js';
 import type { Profile } from '../../store/profile.js';
 import { formatDuration } from '../../ui/format.js';
-import { renewalOf } from './renewal.js';
+import { renewalOf } from '../../grant/renewal.js';
 
 /** One check's verdict: ok, warn (works, but look), or fail (something will not work). */
 export interface Check {

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { DEFAULT_SCOPE } from '../../oauth/wire.js';
 import type { Profile } from '../../store/profile.js';
-import { credentialsFor } from './credential-origin.js';
+import { credentialsFor } from '../../grant/credential-binding.js';
 import type { ClientOptions } from './options.js';
 import { parseLoopbackRedirectUri, type LoopbackRedirect } from './redirect-uri.js';
 import { chooseScope, pickSetting, requireClientId } from './settings.js';

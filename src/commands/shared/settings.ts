@@ -5,7 +5,7 @@ import { normalizeScope } from '../../oauth/parse.js';
 import { KNOWN_SCOPES } from '../../oauth/wire.js';
 import { assertProfileName, type Profile } from '../../store/profile.js';
 import { isVisibleWord } from '../../util/visible-word.js';
-import { assertCredentialOrigin } from './credential-origin.js';
+import { assertCredentialOrigin, isSecretForClient } from '../../grant/credential-binding.js';
 import type { SecretOptions } from './options.js';
 
 /** Flag > environment > stored profile: the first non-empty value, trimmed. */
@@ -31,6 +31,16 @@ export function resolveProfileName(flag: string | undefined, env: NodeJS.Process
 /** Whether to trace HTTP and show stack traces: --verbose anywhere in argv, or MMAUTH_DEBUG=1. */
 export function isVerbose(options: { verbose?: boolean }, env: NodeJS.ProcessEnv): boolean {
   return options.verbose === true || env.MMAUTH_DEBUG === '1';
+}
+
+/** The trace of HTTP exchanges for a verbose run (--verbose or MMAUTH_DEBUG=1), on stderr; undefined otherwise. */
+export async function traceFor(
+  options: { verbose?: boolean },
+  ctx: AppContext,
+): Promise<((line: string) => void) | undefined> {
+  if (!isVerbose(options, ctx.env)) return undefined;
+  const out = await ctx.output();
+  return (line: string) => out.debug(line);
 }
 
 /**
@@ -82,16 +92,19 @@ export async function requireClientId(
 
 const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file PATH or --client-secret-stdin';
 
-/** Where a stored secret would go: the profile, its name, and the base URL of this run. */
+/** Where a stored secret would go: the profile, its name, the base URL and client id of this run. */
 export interface SecretTarget {
   profileName: string;
   profile: Profile | undefined;
   endpoints: { baseUrl: string };
+  /** The client id this run authenticates as; a stored secret of another client is never used. */
+  clientId?: string | undefined;
 }
 
 /**
  * The client secret if one is given: --client-secret-file > --client-secret-stdin >
- * MMAUTH_CLIENT_SECRET > the stored profile (only to its own origin: `base_url_mismatch`);
+ * MMAUTH_CLIENT_SECRET > the stored profile (only to its own origin: `base_url_mismatch`; only
+ * with the client id it was stored with: isSecretForClient);
  * undefined when none is (a public client, RFC 6749 §2.1). Trailing newlines dropped. Throws
  * `unreadable_secret_file` or `invalid_client_secret` (empty or several lines).
  */
@@ -117,7 +130,9 @@ export async function findClientSecret(
     secret = await ctx.readStdin();
   } else {
     secret = pickSetting(undefined, ctx.env.MMAUTH_CLIENT_SECRET, undefined);
-    const stored = pickSetting(undefined, undefined, target.profile?.clientSecret);
+    const profile = target.profile;
+    const isOwnClient = profile !== undefined && isSecretForClient(profile, target.clientId ?? profile.clientId);
+    const stored = isOwnClient ? pickSetting(undefined, undefined, profile.clientSecret) : undefined;
     if (secret === undefined && stored !== undefined) {
       assertCredentialOrigin(target.profileName, target.profile, target.endpoints.baseUrl);
       secret = stored;

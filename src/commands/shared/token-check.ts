@@ -3,7 +3,7 @@ import { hasErrorCode } from '../../errors.js';
 import { resolveEndpoints } from '../../oauth/endpoints.js';
 import { lookUpTokenInfo } from '../../oauth/token-info.js';
 import type { ProfileStore } from '../../store/profile-store.js';
-import { assertCredentialOrigin } from './credential-origin.js';
+import { assertCredentialOrigin } from '../../grant/credential-binding.js';
 import { pickSetting } from './settings.js';
 
 /** What token info said of a stored token: `active`, `refused` (401), or null when not asked. */

@@ -3,10 +3,10 @@ import { hasErrorCode, MmauthError } from '../../errors.js';
 import type { StoredToken } from '../../store/profile.js';
 import { judgeStoredToken, secondsLeft } from '../../store/token-state.js';
 import { selectAccessToken, type AccessTokenChoice } from './access-token.js';
-import { assertCredentialOrigin } from './credential-origin.js';
+import { assertCredentialOrigin } from '../../grant/credential-binding.js';
 import type { TokenOptions } from './options.js';
-import { isFresh, renewalOf, renewToken } from './renewal.js';
-import { pickSetting, resolveProfileName } from './settings.js';
+import { isFresh, renewalOf, renewToken } from '../../grant/renewal.js';
+import { pickSetting, resolveProfileName, traceFor } from './settings.js';
 import { openLocalTarget, requireProfile } from './target.js';
 
 /** Options of the commands that hand out a token (token, header): --min-ttl, --no-renew, --timeout. */
@@ -83,7 +83,8 @@ export async function usableAccessToken(
   }
   let renewed: StoredToken;
   try {
-    renewed = await renewToken(token, { profileName, store: local.store, timeoutSeconds: options.timeout }, ctx);
+    const trace = await traceFor(options, ctx);
+    renewed = await renewToken(token, { profileName, store: local.store, timeoutSeconds: options.timeout, trace }, ctx);
   } catch (error) {
     if (!isPassingFailure(error) || judgeStoredToken(token, ctx.nowMs()) === 'expired') throw error;
     onWarning(

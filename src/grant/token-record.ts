@@ -1,6 +1,6 @@
-import type { TokenResponse } from '../../oauth/parse.js';
-import type { TokenOrigin } from '../../oauth/wire.js';
-import type { StoredToken } from '../../store/profile.js';
+import type { TokenResponse } from '../oauth/parse.js';
+import type { TokenOrigin } from '../oauth/wire.js';
+import type { StoredToken } from '../store/profile.js';
 
 /**
  * A token endpoint response (RFC 6749 §5.1; spec §2.2) as the record to store, with its absolute

@@ -1,6 +1,6 @@
-import { MmauthError } from '../../errors.js';
-import type { TokenOrigin } from '../../oauth/wire.js';
-import type { Profile } from '../../store/profile.js';
+import { MmauthError } from '../errors.js';
+import type { TokenOrigin } from '../oauth/wire.js';
+import type { Profile } from '../store/profile.js';
 
 function originOf(url: string): string | undefined {
   try {
@@ -11,12 +11,26 @@ function originOf(url: string): string | undefined {
 }
 
 /**
- * The profile as a run against `baseUrl` may use it: as stored when it is bound to that origin (or
- * to none), else without its token and client secret (a profile being rebound with --replace).
+ * Whether the profile's stored client secret belongs to `clientId` (default: the profile's own):
+ * a secret is stored with the client id it authenticates, and never goes with another one.
  */
-export function credentialsFor(profile: Profile | undefined, baseUrl: string): Profile | undefined {
-  if (profile?.baseUrl === undefined || originOf(profile.baseUrl) === originOf(baseUrl)) return profile;
-  return { ...profile, token: undefined, clientSecret: undefined };
+export function isSecretForClient(profile: Pick<Profile, 'clientId'>, clientId = profile.clientId): boolean {
+  return profile.clientId !== undefined && profile.clientId === clientId;
+}
+
+/**
+ * The profile as a run against `baseUrl` with `clientId` may use it: as stored when it is bound to
+ * that origin (or to none), else without its token and client secret (a profile being rebound with
+ * --replace); without its client secret when `clientId` is another client's.
+ */
+export function credentialsFor(profile: Profile | undefined, baseUrl: string, clientId?: string): Profile | undefined {
+  if (profile?.baseUrl !== undefined && originOf(profile.baseUrl) !== originOf(baseUrl)) {
+    return { ...profile, token: undefined, clientSecret: undefined };
+  }
+  if (profile?.clientSecret !== undefined && clientId !== undefined && !isSecretForClient(profile, clientId)) {
+    return { ...profile, clientSecret: undefined };
+  }
+  return profile;
 }
 
 /** Whether the profile holds a credential: a token or a client secret. */
@@ -39,9 +53,6 @@ export function assertCredentialOrigin(
   throw new MmauthError(
     'base_url_mismatch',
     `profile "${profileName}" holds credentials for ${bound}; refusing to send them to ${baseUrl}`,
-    {
-      hint: `use a profile of its own for ${baseUrl} (--profile NAME), or drop --base-url / MMAUTH_BASE_URL; --replace on login or client-credentials rebinds this profile`,
-    },
   );
 }
 
@@ -72,9 +83,6 @@ export function assertMayStore(
     throw new MmauthError(
       'identity_change',
       `profile "${profileName}" holds ${from} (${current}); refusing to replace it with ${to}`,
-      {
-        hint: `use another profile (--profile NAME), or pass --replace to replace it`,
-      },
     );
   }
 }

@@ -1,0 +1,96 @@
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { onTestFinished } from 'vitest';
+
+/** What the gate does with a request it matches: pass it on, cut the connection, or hold it unanswered. */
+export type GateMode = 'pass' | 'cut' | 'hold';
+
+/**
+ * A reverse proxy on 127.0.0.1 port 0 in front of a server (the emulator), for tests of what a
+ * failing network or a kill leaves behind: requests whose `METHOD path` matches a rule are cut
+ * (the connection destroyed before the server sees them) or held (never forwarded, never
+ * answered) while the rest pass. `seen` lists every `METHOD path` that arrived. Closed when the test ends.
+ */
+export interface GateProxy {
+  baseUrl: string;
+  seen: string[];
+  /** Sets what happens to requests whose `METHOD path` starts with `prefix` (e.g. `GET /oauth2/token/info`). */
+  set(prefix: string, mode: GateMode): void;
+  /** Resolves when a request starting with `prefix` has arrived (bounded by `timeoutMs`). */
+  waitFor(prefix: string, timeoutMs?: number): Promise<void>;
+}
+
+/** Starts a gate proxy in front of `targetBaseUrl` (http on loopback). */
+export async function startGateProxy(targetBaseUrl: string): Promise<GateProxy> {
+  const target = new URL(targetBaseUrl);
+  const rules = new Map<string, GateMode>();
+  const seen: string[] = [];
+  const waiters = new Set<() => void>();
+  const held = new Set<ServerResponse>();
+  const modeOf = (line: string): GateMode => {
+    for (const [prefix, mode] of rules) if (line.startsWith(prefix)) return mode;
+    return 'pass';
+  };
+  const forward = (req: IncomingMessage, res: ServerResponse) => {
+    const upstream = request(
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  };
+  const server = createServer((req, res) => {
+    const line = `${req.method ?? 'GET'} ${req.url ?? '/'}`;
+    seen.push(line);
+    for (const waiter of waiters) waiter();
+    const mode = modeOf(line);
+    if (mode === 'cut') {
+      req.socket.destroy();
+      return;
+    }
+    if (mode === 'hold') {
+      held.add(res);
+      return;
+    }
+    forward(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const res of held) res.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    set: (prefix, mode) => void rules.set(prefix, mode),
+    waitFor: (prefix, timeoutMs = 10_000) =>
+      new Promise<void>((resolve, reject) => {
+        const start = seen.length;
+        const check = () => {
+          if (seen.slice(start).some((line) => line.startsWith(prefix))) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`no ${prefix} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiters.add(check);
+      }),
+  };
+}
