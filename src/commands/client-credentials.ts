@@ -3,6 +3,8 @@ import type { AppContext } from '../context.js';
 import { requestClientCredentialsToken } from '../oauth/client-credentials.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import { reportToken } from '../ui/token-report.js';
+import type { Profile } from '../store/profile.js';
+import { endReplacedGrant, type ReplacedJson } from './shared/replaced-grant.js';
 import { prepareStoring, type StorageOptions } from './shared/credential-storage.js';
 import { withClientOptions, withCommonOptions, withStorageOption, type ClientOptions } from './shared/options.js';
 import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
@@ -55,16 +57,18 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
   if (options.save)
     assertMayStore(profileName, profile, endpoints.baseUrl, 'client_credentials', options.replace === true);
   const intent = options.save ? await prepareStoring(options, target.store, profileName, out) : {};
-  const usable = options.replace === true ? credentialsFor(profile, endpoints.baseUrl) : profile;
+  const usable = credentialsFor(profile, endpoints.baseUrl, clientId);
   const clientSecret = await resolveClientSecret(options, ctx, { ...target, profile: usable });
   const response = await requestClientCredentialsToken(target.server, clientId, clientSecret, scope);
   const nowMs = ctx.nowMs();
   const token = toStoredToken(response, 'client_credentials', nowMs, scope);
+  let replaced: ReplacedJson = null;
   if (options.save) {
+    let former: Profile | undefined;
     await target.store.update(
       profileName,
       (current) => ({
-        ...current,
+        ...(former = current),
         baseUrl: endpoints.baseUrl,
         clientId,
         clientSecret,
@@ -73,6 +77,7 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
       }),
       intent,
     );
+    replaced = await endReplacedGrant(former, token, { ...options, clientId, clientSecret }, ctx, out);
   }
   const where = options.save ? ` (stored in profile "${profileName}")` : ' (not stored)';
   reportToken(
@@ -82,5 +87,6 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
     nowMs,
     options.json === true,
     `Got a client credentials token from ${endpoints.baseUrl}${where}`,
+    { replaced },
   );
 }

@@ -13,6 +13,8 @@ import type { TokenResponse } from '../oauth/parse.js';
 import type { ClientAuthentication, ServerConfiguration } from '../oauth/server-configuration.js';
 import type { AuthorizationResponses } from '../ui/authorization-responses.js';
 import { reportToken } from '../ui/token-report.js';
+import type { Profile } from '../store/profile.js';
+import { endReplacedGrant } from './shared/replaced-grant.js';
 import { startWaitIndicator } from '../ui/wait-indicator.js';
 import type { LoginOptions } from './login.js';
 import { offerAuthorizationUrl, probe } from './login-offer.js';
@@ -117,13 +119,14 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     }
     const nowMs = ctx.nowMs();
     const token = toStoredToken(response, origin, nowMs, scope);
+    let former: Profile | undefined;
     await target.store.update(
       profileName,
       (current) => ({
-        ...current,
+        ...(former = current),
         baseUrl: endpoints.baseUrl,
         clientId,
-        clientSecret: clientSecret ?? credentialsFor(current, endpoints.baseUrl)?.clientSecret,
+        clientSecret: clientSecret ?? credentialsFor(current, endpoints.baseUrl, clientId)?.clientSecret,
         scope,
         redirectUri: redirect?.uri,
         token,
@@ -131,7 +134,8 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
       intent,
     );
     const headline = `Logged in to ${endpoints.baseUrl} (profile "${profileName}")${isImplicit ? ' with the implicit flow' : ''}`;
-    reportToken(out, token, profileName, nowMs, options.json === true, headline);
+    const replaced = await endReplacedGrant(former, token, { ...options, clientId, clientSecret }, ctx, out);
+    reportToken(out, token, profileName, nowMs, options.json === true, headline, { replaced });
   } finally {
     pasted?.close();
     await listener.close();

@@ -6,9 +6,10 @@ import {
   validateAuthorizationResponse,
 } from '../oauth/authorization-code.js';
 import type { TokenResponse } from '../oauth/parse.js';
-import type { PendingLogin } from '../store/profile.js';
+import type { PendingLogin, Profile } from '../store/profile.js';
 import { formatInstant } from '../ui/format.js';
 import { reportToken } from '../ui/token-report.js';
+import { endReplacedGrant } from './shared/replaced-grant.js';
 import type { LoginOptions } from './login.js';
 import { probe } from './login-offer.js';
 import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
@@ -164,13 +165,14 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
   }
   const nowMs = ctx.nowMs();
   const token = toStoredToken(response, origin, nowMs, pending.scope);
+  let former: Profile | undefined;
   await target.store.update(
     profileName,
     (current) => ({
-      ...current,
+      ...(former = current),
       baseUrl: endpoints.baseUrl,
       clientId: pending.clientId,
-      clientSecret: clientSecret ?? credentialsFor(current, endpoints.baseUrl)?.clientSecret,
+      clientSecret: clientSecret ?? credentialsFor(current, endpoints.baseUrl, pending.clientId)?.clientSecret,
       scope: pending.scope,
       token,
       pendingLogin: undefined,
@@ -178,5 +180,7 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
     intent,
   );
   const headline = `Logged in to ${endpoints.baseUrl} (profile "${profileName}")${isImplicit ? ' with the implicit flow' : ''}`;
-  reportToken(out, token, profileName, nowMs, options.json === true, headline);
+  const run = { ...options, clientId: pending.clientId, clientSecret };
+  const replaced = await endReplacedGrant(former, token, run, ctx, out);
+  reportToken(out, token, profileName, nowMs, options.json === true, headline, { replaced });
 }

@@ -3,6 +3,8 @@ import { MmauthError } from '../errors.js';
 import { requireTokenInfo } from '../oauth/token-info.js';
 import type { StoredToken } from '../store/profile.js';
 import { reportToken } from '../ui/token-report.js';
+import type { Profile } from '../store/profile.js';
+import { endReplacedGrant } from './shared/replaced-grant.js';
 import type { CommonOptions } from './shared/options.js';
 import { isVisibleWord } from '../util/visible-word.js';
 import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
@@ -64,10 +66,11 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
   } else {
     out.warn('stored without checking it (--no-verify): `mmauth info` will tell whether the server accepts it');
   }
+  let former: Profile | undefined;
   await target.store.update(
     profileName,
     (current) => ({
-      ...current,
+      ...(former = current),
       baseUrl: endpoints.baseUrl,
       clientSecret: credentialsFor(current, endpoints.baseUrl)?.clientSecret,
       token,
@@ -76,5 +79,7 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
   );
   const checked = options.verify ? ', checked with token info' : '';
   const headline = `Stored a personal access token for ${endpoints.baseUrl} (profile "${profileName}")${checked}`;
-  reportToken(out, token, profileName, nowMs, options.json === true, headline);
+  const run = { ...options, clientId: former?.clientId ?? '', clientSecret: undefined };
+  const replaced = await endReplacedGrant(former, token, run, ctx, out);
+  reportToken(out, token, profileName, nowMs, options.json === true, headline, { replaced });
 }

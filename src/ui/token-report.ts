@@ -22,7 +22,8 @@ export function tokenJson(token: StoredToken, profileName: string, nowMs: number
 
 /**
  * Prints a newly obtained token: tokenJson on stdout with `isJson`, and for people on stderr the
- * `headline`, scope, lifetime (human and absolute) and the masked token.
+ * `headline`, scope, lifetime (human and absolute) and the masked token; `extraJson` members join
+ * the document (login's and client-credentials' `replaced`).
  */
 export function reportToken(
   out: Output,
@@ -31,8 +32,9 @@ export function reportToken(
   nowMs: number,
   isJson: boolean,
   headline: string,
+  extraJson: Record<string, unknown> = {},
 ): void {
-  if (isJson) out.json(tokenJson(token, profileName, nowMs));
+  if (isJson) out.json({ ...tokenJson(token, profileName, nowMs), ...extraJson });
   out.success(headline);
   out.field('scope', token.scope ?? '(none)');
   out.field('expires', describeLifetime(secondsLeft(token, nowMs), nowMs));

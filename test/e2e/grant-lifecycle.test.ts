@@ -229,3 +229,100 @@ describe('the refresh chain: logout leaves no refresh token alive (doorkeeper5 f
     expect(world.emulator.state.refreshTokens.size).toBe(0);
   });
 });
+
+describe('replacing a grant ends it', () => {
+  it('three logins on one profile leave one live grant, each login reporting the one it ended; after logout none', async () => {
+    const world = await startWorld();
+    const first = await runCli(['login', '--json'], { env: world.env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout).replaced).toBeNull();
+    for (let round = 0; round < 2; round++) {
+      const again = await runCli(['login', '--json'], { env: world.env });
+      expect(again.code, again.stderr).toBe(0);
+      expect(JSON.parse(again.stdout).replaced).toEqual({ revoked: true, confirmed: true, reason: null });
+      expect(again.stderr).toContain('The grant it replaced: Revoked');
+    }
+    expect(world.emulator.state.refreshTokens.size).toBe(1);
+    expect((await runCli(['logout'], { env: world.env })).code).toBe(0);
+    expect(world.emulator.state.refreshTokens.size).toBe(0);
+  });
+
+  it('a replaced client credentials token is left to expire (another job may use it), and the output says so', async () => {
+    const world = await startWorld();
+    expect((await runCli(['client-credentials'], { env: world.env })).code).toBe(0);
+    const old = config(world.configDir).profiles.default?.token?.access_token ?? '';
+    const again = await runCli(['client-credentials', '--replace', '--json'], { env: world.env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout).replaced).toEqual({ revoked: false, confirmed: false, reason: 'left_to_expire' });
+    expect(again.stderr).toContain('left to expire');
+    expect(world.emulator.state.findActiveToken(old)).toBeDefined();
+  });
+
+  it('client-credentials --no-save replaces nothing: replaced is null', async () => {
+    const world = await startWorld();
+    const result = await runCli(['client-credentials', '--no-save', '--json'], { env: world.env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout).replaced).toBeNull();
+  });
+});
+
+describe('a stored client secret belongs to its client id', () => {
+  it("client-credentials --client-id B on a profile holding client A's secret never sends A's secret", async () => {
+    const world = await startWorld();
+    expect((await runCli(['client-credentials'], { env: world.env })).code).toBe(0);
+    const secret = world.emulator.client.clientSecret ?? '';
+    const env = { ...world.env, MMAUTH_CLIENT_SECRET: undefined, MMAUTH_CLIENT_ID: undefined };
+    const before = world.emulator.requests.length;
+    const result = await runCli(['client-credentials', '--client-id', 'another-client', '--replace'], { env });
+    expect(result.code).not.toBe(0);
+    const sent = world.emulator.requests.slice(before).map((request) => JSON.stringify(request));
+    expect(sent.join('\n')).not.toContain(secret);
+  });
+});
+
+describe('revoke never claims what it cannot show', () => {
+  it('revoke of an expired token: exit 0, revoked false, already_invalid true, forgotten, no "Revoked" line', async () => {
+    const emulator = await startTestEmulator({ tokenTtlS: 60, flavor: 'doorkeeper5' });
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, { MMAUTH_CREDENTIAL_STORE: 'file' });
+    expect((await runCli(['client-credentials'], { env })).code).toBe(0);
+    emulator.advanceSeconds(120);
+    const result = await runCli(['revoke', '--json'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      revoked: false,
+      confirmed: false,
+      already_invalid: true,
+      token_forgotten: true,
+      profile: 'default',
+    });
+    expect(result.stderr).not.toContain('Revoked');
+    expect(result.stderr).toContain('already expired or revoked');
+  });
+
+  it('after the server ends a grant: api exits 4, then token exits 4 with nothing on stdout, and one logout exits 0', async () => {
+    const world = await startWorld();
+    expect((await runCli(['login'], { env: world.env })).code).toBe(0);
+    const accessToken = config(world.configDir).profiles.default?.token?.access_token ?? '';
+    world.emulator.state.revokeToken(accessToken);
+    const api = await runCli(['api', '/api/me'], { env: world.env });
+    expect(api.code).toBe(4);
+    const token = await runCli(['token'], { env: world.env });
+    expect(token.code).toBe(4);
+    expect(token.stdout).toBe('');
+    const status = await runCli(['status', '--json'], { env: world.env });
+    expect(status.stdout).not.toContain(accessToken);
+    const logout = await runCli(['logout', '--json'], { env: world.env });
+    expect(logout.code, logout.stderr).toBe(0);
+  });
+
+  it('logout of a grant the server ended while the access token is still held: one run, exit 0, "already ended"', async () => {
+    const world = await startWorld();
+    expect((await runCli(['login'], { env: world.env })).code).toBe(0);
+    world.emulator.state.revokeToken(config(world.configDir).profiles.default?.token?.access_token ?? '');
+    const logout = await runCli(['logout', '--json'], { env: world.env });
+    expect(logout.code, logout.stderr).toBe(0);
+    expect(JSON.parse(logout.stdout)).toMatchObject({ logged_out: true, revoked: false, already_invalid: true });
+    expect(logout.stderr).toContain('The server had already ended this grant');
+  });
+});

@@ -37,5 +37,5 @@ export async function resolveLoginSettings(options: LoginSettingsOptions, ctx: A
   const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
   const fixed = pickSetting(options.redirectUri, undefined, profile?.redirectUri);
   const redirect = fixed === undefined ? undefined : parseLoopbackRedirectUri(fixed);
-  return { target, clientId, scope, redirect, usable: credentialsFor(profile, target.endpoints.baseUrl) };
+  return { target, clientId, scope, redirect, usable: credentialsFor(profile, target.endpoints.baseUrl, clientId) };
 }
