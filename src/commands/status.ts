@@ -72,7 +72,9 @@ function describeState(state: TokenState, profile: ListedProfile, nowMs: number,
       ? 'active (token info accepts it)'
       : check === 'refused'
         ? 'refused by token info (revoked or invalid)'
-        : 'valid (by its expiry; not checked)';
+        : check === 'unreachable'
+          ? 'valid by its expiry; not checked: its server could not be reached'
+          : 'valid (by its expiry; not checked)';
   switch (state) {
     case 'none':
       return 'none';
@@ -97,6 +99,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
   const store = await ctx.openStore();
   const nowMs = ctx.nowMs();
   const profiles = store.list();
+  let unreachable: unknown;
   const checks =
     options.check === true
       ? await checkStoredTokens(
@@ -104,6 +107,9 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
           profiles.map(({ name }) => name),
           options.timeout,
           ctx,
+          (name, error) => {
+            if (name === selected) unreachable = error;
+          },
         )
       : new Map<string, TokenCheck>();
   const rows = profiles.map(({ name, profile }) => ({
@@ -166,6 +172,8 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
     out.field('renews with', RENEWAL_WORDS[renewalOf(profile, ctx.env)]);
   }
   const current = rows.find((row) => row.name === selected);
+  // Every profile is listed first; the selected one's server not answering is the run's failure (exit 3).
+  if (unreachable !== undefined) throw unreachable;
   if (current?.check === 'refused') {
     throw new MmauthError(
       'token_inactive',

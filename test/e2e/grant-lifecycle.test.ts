@@ -326,3 +326,39 @@ describe('revoke never claims what it cannot show', () => {
     expect(logout.stderr).toContain('The server had already ended this grant');
   });
 });
+
+describe('what the report found besides the chain', () => {
+  it('--redirect-uri with port 0: exit 2 invalid_redirect_uri before anything is sent', async () => {
+    const world = await startWorld();
+    const before = world.gate.seen.length;
+    const result = await runCli(['login', '--redirect-uri', 'http://127.0.0.1:0/cb', '--json'], { env: world.env });
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout).error.code).toBe('invalid_redirect_uri');
+    expect(world.gate.seen.slice(before)).toEqual([]);
+  });
+
+  it('status --check with one of two servers down lists both profiles; the down one is unreachable; exit 3 when it is the selected one', async () => {
+    const up = await startWorld();
+    const down = await startTestEmulator();
+    const env = { ...up.env, MMAUTH_BASE_URL: undefined };
+    expect((await runCli(['client-credentials', '--base-url', up.gate.baseUrl, '--profile', 'up'], { env })).code).toBe(
+      0,
+    );
+    const downEnv = { ...env, MMAUTH_CLIENT_ID: down.client.clientId, MMAUTH_CLIENT_SECRET: down.client.clientSecret };
+    expect(
+      (await runCli(['client-credentials', '--base-url', down.baseUrl, '--profile', 'down'], { env: downEnv })).code,
+    ).toBe(0);
+    await down.close();
+    const result = await runCli(['status', '--check', '--json', '--profile', 'up', '--timeout', '5'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const profiles = JSON.parse(result.stdout).profiles as Array<{ name: string; check: string }>;
+    expect(profiles.map(({ name, check }) => [name, check]).sort()).toEqual([
+      ['down', 'unreachable'],
+      ['up', 'active'],
+    ]);
+    const selectedDown = await runCli(['status', '--check', '--profile', 'down', '--timeout', '5'], { env });
+    expect(selectedDown.code).toBe(3);
+    expect(selectedDown.stderr).toContain('up');
+    expect(selectedDown.stderr).toContain('its server could not be reached');
+  });
+});

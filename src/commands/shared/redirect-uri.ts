@@ -11,7 +11,8 @@ export interface LoopbackRedirect {
 
 /**
  * Checks a --redirect-uri value: `http://127.0.0.1:PORT/path` or `http://localhost:PORT/path`
- * with an explicit port, no query or fragment (RFC 8252 §7.3, §8.3). Throws `invalid_redirect_uri`.
+ * with an explicit, non-zero port, no query or fragment (RFC 8252 §7.3, §8.3). Throws
+ * `invalid_redirect_uri`.
  */
 export function parseLoopbackRedirectUri(value: string): LoopbackRedirect {
   let url: URL;
@@ -35,6 +36,13 @@ export function parseLoopbackRedirectUri(value: string): LoopbackRedirect {
     const message = `--redirect-uri needs an explicit port and no query, fragment or credentials, got ${value}`;
     throw new MmauthError('invalid_redirect_uri', message, {
       hint: 'e.g. --redirect-uri http://127.0.0.1:8976/callback',
+    });
+  }
+  // Port 0 would reach the authorization request as it is, and the browser would be sent nowhere.
+  if (Number(url.port) === 0) {
+    const message = `--redirect-uri needs a port the listener can serve as given (1 to 65535), got ${value}`;
+    throw new MmauthError('invalid_redirect_uri', message, {
+      hint: 'omit --redirect-uri to let mmauth pick a free port, or give one, e.g. http://127.0.0.1:8976/callback',
     });
   }
   return { uri: url.href, port: Number(url.port), path: url.pathname, isLocalhost: url.hostname === 'localhost' };

@@ -17,6 +17,8 @@ describe('parseLoopbackRedirectUri (--redirect-uri)', () => {
     'http://10.0.0.1:8976/cb',
     'http://127.0.0.1:8976/cb?x=1',
     'nonsense',
+    'http://127.0.0.1:0/cb',
+    'http://localhost:0/cb',
   ])('login refuses --redirect-uri %s', (value) => {
     expect(failureOf(thrownBy(() => parseLoopbackRedirectUri(value)))).toMatchObject({
       code: 'invalid_redirect_uri',
