@@ -3,15 +3,15 @@ import type { AppContext } from '../context.js';
 import { isMmauthError, MmauthError, type ErrorCode } from '../errors.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import {
-  checkAuthorization,
   checkBaseUrl,
   checkBrowser,
   checkConfigFiles,
   checkLoopback,
-  checkStoredToken,
   checkTokenEndpoint,
   type Check,
 } from './shared/doctor-checks.js';
+import { checkAuthorization, checkStoredToken } from './shared/doctor-grant-checks.js';
+import type { Profile } from '../store/profile.js';
 import { MAX_TIMER_SECONDS, parseSeconds, type LocalOptions } from './shared/options.js';
 import { checkKeyring } from './shared/doctor-keyring.js';
 import { isVerbose, pickSetting, resolveProfileName } from './shared/settings.js';
@@ -70,9 +70,15 @@ export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promis
     return store.read(profileName, { ifCredentialsLost: 'omit' }).catch(() => undefined);
   });
   const listed = store.listOne(profileName);
+  // The settings are in the readable part of the file whatever the keyring does.
+  const settings: Profile | undefined =
+    profile ??
+    (listed === undefined
+      ? undefined
+      : { ...listed, clientSecret: undefined, token: undefined, pendingLogin: undefined });
   const checks: Check[] = [...checkConfigFiles(store.path)];
   checks.push(await checkKeyring(store, profileName, listed, readFailure, ctx.env));
-  const baseUrl = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, profile?.baseUrl);
+  const baseUrl = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, settings?.baseUrl);
   const base = checkBaseUrl(baseUrl, ctx.env);
   checks.push(...base.checks);
   if (base.endpoints !== undefined) {
@@ -81,13 +87,14 @@ export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promis
     const reachable = await checkTokenEndpoint(server, ctx.nowMs());
     checks.push(...reachable);
     if (reachable[0]?.status !== 'fail') {
-      const clientId = pickSetting(options.clientId, ctx.env.MMAUTH_CLIENT_ID, profile?.clientId);
-      const redirectUri = profile?.redirectUri ?? 'http://127.0.0.1:8976/callback';
-      checks.push(await checkAuthorization(server, clientId, redirectUri, profile?.scope ?? DEFAULT_SCOPE));
+      const clientId = pickSetting(options.clientId, ctx.env.MMAUTH_CLIENT_ID, settings?.clientId);
+      const scope = settings?.scope ?? DEFAULT_SCOPE;
+      checks.push(await checkAuthorization(server, listedGrant(settings, listed), clientId, scope));
       const isSameServer =
-        profile?.baseUrl === undefined || new URL(profile.baseUrl).origin === new URL(base.endpoints.baseUrl).origin;
-      // The stored token goes only to its own server.
-      if (isSameServer) checks.push(await checkStoredToken(server, profile, ctx.env));
+        settings?.baseUrl === undefined || new URL(settings.baseUrl).origin === new URL(base.endpoints.baseUrl).origin;
+      // The stored token goes only to its own server; a keyring that cannot open it is the keyring check's finding.
+      if (isSameServer && readFailure === undefined)
+        checks.push(await checkStoredToken(server, profile, profileName, ctx));
     }
   }
   checks.push(checkBrowser(ctx.env, ctx.platform), await checkLoopback());
@@ -98,6 +105,7 @@ export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promis
     const line = `${check.status.padEnd(4)}  ${check.name}: ${check.detail}`;
     if (check.status === 'fail') out.error(line, check.fix);
     else if (check.status === 'warn') out.warn(`${line}${check.fix === undefined ? '' : ` — ${check.fix}`}`);
+    else if (check.status === 'skip') out.info(`- ${line}`);
     else out.info(`✓ ${line}`);
   }
   if (!isOk) {
@@ -107,4 +115,10 @@ export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promis
       `${failed.length} check${failed.length === 1 ? '' : 's'} failed: ${failed.join(', ')}`,
     );
   }
+}
+
+/** The profile as the authorization check judges it: with its token's grant even when the token cannot be opened. */
+function listedGrant(settings: Profile | undefined, listed: { lastGrant?: Profile['lastGrant'] } | undefined) {
+  if (settings === undefined || settings.token !== undefined) return settings;
+  return { ...settings, lastGrant: settings.lastGrant ?? listed?.lastGrant };
 }

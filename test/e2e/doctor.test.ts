@@ -5,8 +5,8 @@
 import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeConfigDir, runCli } from '../support/cli.js';
-import { startTestEmulator } from '../support/emulator.js';
+import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
+import { startTestEmulator, storedAccessToken } from '../support/emulator.js';
 import { startHostileServer } from '../support/hostile-server.js';
 
 interface DoctorDocument {
@@ -26,6 +26,42 @@ async function profileOnEmulator() {
 const statusOf = (document: DoctorDocument, name: string) =>
   document.checks.find((check) => check.name === name)?.status;
 
+describe('mmauth doctor tells the truth (each profile kind)', () => {
+  it('a signed-in code-flow profile: authorization checked with an ephemeral port (never the README example), token ok, exit 0', async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5' });
+    const configDir = makeConfigDir();
+    expect((await runCli(['login'], { env: emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }) })).code).toBe(0);
+    const result = await runCli(['doctor', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    expect(result.code, result.stderr).toBe(0);
+    const document = JSON.parse(result.stdout) as DoctorDocument;
+    expect(statusOf(document, 'authorization')).toBe('ok');
+    expect(document.checks.find((check) => check.name === 'authorization')?.detail).not.toContain(':8976/');
+    expect(statusOf(document, 'token')).toBe('ok');
+  });
+
+  it('a grant the server has ended while its expiry says valid: the token check fails ("ended on the server"), exit 1, nothing renewed', async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5' });
+    const configDir = makeConfigDir();
+    expect((await runCli(['login'], { env: emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }) })).code).toBe(0);
+    emulator.state.revokeToken(storedAccessToken(configDir));
+    const before = emulator.requests.length;
+    const result = await runCli(['doctor', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    expect(result.code).toBe(1);
+    const token = (JSON.parse(result.stdout) as DoctorDocument).checks.find((check) => check.name === 'token');
+    expect(token).toMatchObject({ status: 'fail', fix: expect.stringContaining('mmauth refresh') });
+    expect(token?.detail).toContain('ended on the server');
+    expect(emulator.requests.slice(before).some((request) => request.body.includes('refresh_token'))).toBe(false);
+  });
+
+  it('a base URL with a wrong path (the token endpoint answers 404): fail naming the base URL and its path, exit 1', async () => {
+    const { emulator, env } = await profileOnEmulator();
+    const result = await runCli(['doctor', '--json', '--base-url', `${emulator.baseUrl}/wrong`], { env });
+    expect(result.code).toBe(1);
+    const check = (JSON.parse(result.stdout) as DoctorDocument).checks.find((c) => c.name === 'token endpoint');
+    expect(check).toMatchObject({ status: 'fail', fix: expect.stringContaining(`${emulator.baseUrl}/wrong`) });
+  });
+});
+
 describe('mmauth doctor', () => {
   it('a good profile: every server check ok, exit 0, no secret printed', async () => {
     const { emulator, env } = await profileOnEmulator();
@@ -39,12 +75,13 @@ describe('mmauth doctor', () => {
       'base URL',
       'token endpoint',
       'clock',
-      'authorization',
       'token',
       'loopback',
     ]) {
       expect([name, statusOf(document, name)]).toEqual([name, 'ok']);
     }
+    // A client credentials profile never uses the authorization endpoint.
+    expect(statusOf(document, 'authorization')).toBe('skip');
     expect(`${result.stdout}${result.stderr}`).not.toContain(emulator.client.clientSecret);
   });
 
@@ -56,7 +93,10 @@ describe('mmauth doctor', () => {
     const { emulator, configDir, env } = await profileOnEmulator();
     if (what.startsWith('a config file')) chmodSync(join(configDir, 'config.json'), 0o644);
     if (what.startsWith('a server')) await emulator.close();
-    const result = await runCli(['doctor', '--json', ...args], { env });
+    // A wrong client id is judged where it is used: a profile that signs in through the authorization endpoint.
+    const extra = what.startsWith('a wrong client id') ? ['--base-url', emulator.baseUrl] : [];
+    const runEnv = what.startsWith('a wrong client id') ? { MMAUTH_CONFIG_DIR: makeConfigDir() } : env;
+    const result = await runCli(['doctor', '--json', ...args, ...extra], { env: runEnv });
     expect(result.code).toBe(1);
     const document = JSON.parse(result.stdout) as DoctorDocument;
     expect(document.ok).toBe(false);

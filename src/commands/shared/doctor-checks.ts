@@ -3,28 +3,29 @@ import { dirname } from 'node:path';
 import { reasonNotToOpen } from '../../browser/open-browser.js';
 import { isMmauthError } from '../../errors.js';
 import { proxySettings } from '../../http/proxy-transport.js';
-import { createAuthorizationRequest } from '../../oauth/authorization-code.js';
 import { resolveEndpoints, type Endpoints } from '../../oauth/endpoints.js';
-import { probeAuthorizationEndpoint } from '../../oauth/authorization-probe.js';
 import type { ServerConfiguration } from '../../oauth/server-configuration.js';
-import { lookUpTokenInfo } from '../../oauth/token-info.js';
-import type { Profile } from '../../store/profile.js';
 import { formatDuration } from '../../ui/format.js';
-import { renewalOf } from '../../grant/renewal.js';
 
-/** One check's verdict: ok, warn (works, but look), or fail (something will not work). */
+/** One check's verdict: ok, warn (works, but look), fail (something will not work), or skip (not used by this profile). */
 export interface Check {
   name: string;
-  status: 'ok' | 'warn' | 'fail';
+  status: 'ok' | 'warn' | 'fail' | 'skip';
   detail: string;
   /** What to do about a warn or fail. */
   fix?: string;
 }
 
-const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail });
-const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });
-const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });
-const why = (error: unknown) => (error instanceof Error ? error.message : String(error));
+/** A passed check. */
+export const ok = (name: string, detail: string): Check => ({ name, status: 'ok', detail });
+/** A check that passed with something to look at. */
+export const warn = (name: string, detail: string, fix: string): Check => ({ name, status: 'warn', detail, fix });
+/** A failed check and its fix. */
+export const fail = (name: string, detail: string, fix: string): Check => ({ name, status: 'fail', detail, fix });
+/** A check this profile has no use for. */
+export const skip = (name: string, detail: string): Check => ({ name, status: 'skip', detail });
+/** An error's message. */
+export const why = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** The config directory and file: this user's, not writable by others, the file 0600 (README "Where the config lives"). */
 export function checkConfigFiles(path: string): Check[] {
@@ -111,19 +112,20 @@ export async function checkTokenEndpoint(server: ServerConfiguration, nowMs: num
     return [fail('reachable', why(error), fix)];
   }
   const checks: Check[] = [];
-  const isOAuthError = response.status === 400 && /json/i.test(response.headers['content-type'] ?? '');
+  const isOAuthError =
+    (response.status === 400 || response.status === 401) && /json/i.test(response.headers['content-type'] ?? '');
   checks.push(
     isOAuthError
-      ? ok('token endpoint', `answers (HTTP 400 to an empty grant_type, as it should)`)
-      : warn(
+      ? ok('token endpoint', `answers (HTTP ${response.status} to an empty grant_type, as it should)`)
+      : fail(
           'token endpoint',
-          `answered HTTP ${response.status} to an empty grant_type, not an OAuth error`,
-          'check the base URL: the endpoints are under {base}/oauth2/',
+          `${server.endpoints.token.href} answered HTTP ${response.status} to an empty grant_type, not an OAuth error`,
+          `check the base URL ${server.endpoints.baseUrl} and its path: the endpoints are under {base}/oauth2/ (--base-url or MMAUTH_BASE_URL)`,
         ),
   );
   const dateMs = Date.parse(response.headers.date ?? '');
   if (Number.isNaN(dateMs)) {
-    checks.push(warn('clock', 'the server sent no Date header to compare with', 'none needed'));
+    checks.push(ok('clock', 'not compared: the server sent no Date header'));
   } else {
     const skewS = Math.round((nowMs - dateMs) / 1000);
     checks.push(
@@ -137,56 +139,6 @@ export async function checkTokenEndpoint(server: ServerConfiguration, nowMs: num
     );
   }
   return checks;
-}
-
-/** The authorization endpoint accepts the profile's client id and redirect URI (the login probe). */
-export async function checkAuthorization(
-  server: ServerConfiguration,
-  clientId: string | undefined,
-  redirectUri: string,
-  scope: string,
-): Promise<Check> {
-  if (clientId === undefined)
-    return warn('authorization', 'no client id to check', 'pass --client-id or set MMAUTH_CLIENT_ID');
-  try {
-    const request = await createAuthorizationRequest(server.endpoints, { clientId, redirectUri, scope });
-    await probeAuthorizationEndpoint(server, request.url);
-    return ok('authorization', `client ${clientId} with ${redirectUri} is accepted`);
-  } catch (error) {
-    return fail(
-      'authorization',
-      why(error),
-      'check --client-id, --redirect-uri and --scope against the app registration',
-    );
-  }
-}
-
-/** The stored token, asked of token info: active with its lifetime and scopes, and how it renews. */
-export async function checkStoredToken(
-  server: ServerConfiguration,
-  profile: Profile | undefined,
-  env: NodeJS.ProcessEnv,
-): Promise<Check> {
-  const token = profile?.token;
-  if (profile === undefined || token === undefined)
-    return warn('token', 'none stored', 'mmauth login (or client-credentials)');
-  const renewal = renewalOf(profile, env);
-  try {
-    const result = await lookUpTokenInfo(server, token.accessToken);
-    if (!result.isActive) {
-      return renewal === 'none'
-        ? fail('token', 'token info refuses it (expired or revoked); it cannot be renewed', 'mmauth login again')
-        : warn('token', `token info refuses it; it renews with its ${renewal.replace('_', ' ')}`, 'mmauth refresh');
-    }
-    const left =
-      result.info.expiresInSeconds === null ? 'no expiry' : `${formatDuration(result.info.expiresInSeconds)} left`;
-    return ok(
-      'token',
-      `active, ${left}, scopes ${result.info.scopes.join(' ') || '(none)'}, renews with: ${renewal.replace('_', ' ')}`,
-    );
-  } catch (error) {
-    return warn('token', `token info could not be asked: ${why(error)}`, 'see the checks above');
-  }
 }
 
 /** Where a browser would open, and why or why not (BROWSER, display, SSH, CI). */
