@@ -57,8 +57,8 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
   if (options.save)
     assertMayStore(profileName, profile, endpoints.baseUrl, 'client_credentials', options.replace === true);
   const intent = options.save ? await prepareStoring(options, target.store, profileName, out) : {};
-  const usable = credentialsFor(profile, endpoints.baseUrl, clientId);
-  const clientSecret = await resolveClientSecret(options, ctx, { ...target, profile: usable });
+  const usable = options.replace === true ? credentialsFor(profile, endpoints.baseUrl) : profile;
+  const clientSecret = await resolveClientSecret(options, ctx, { ...target, profile: usable, clientId });
   const response = await requestClientCredentialsToken(target.server, clientId, clientSecret, scope);
   const nowMs = ctx.nowMs();
   const token = toStoredToken(response, 'client_credentials', nowMs, scope);

@@ -43,6 +43,12 @@ export function checkAuthorizationRequest(
   }
   if (responseType !== 'code' && responseType !== 'token')
     return { isValid: false, error: 'unsupported_response_type' };
+  // Doorkeeper 5.5's grant flows: the implicit flow answers in the fragment (or form_post), never the query.
+  const responseMode = params.get('response_mode');
+  const modes = responseType === 'token' ? ['fragment', 'form_post'] : ['query', 'fragment', 'form_post'];
+  if (responseMode !== null && responseMode !== '' && !modes.includes(responseMode)) {
+    return { isValid: false, error: 'unsupported_response_mode' };
+  }
   const scopes = parseRequestedScopes(params.get('scope'));
   if (scopes === undefined) return { isValid: false, error: 'invalid_scope' };
   const challengeValue = params.get('code_challenge');

@@ -11,14 +11,17 @@ export interface ClientAuthenticationResult {
 
 /**
  * Client authentication (RFC 6749 §2.3.1; server-behaviour.md token 2): HTTP Basic wins over body
- * parameters; a public client (no secret) is authenticated by its `client_id` alone.
+ * parameters; a public client (no secret) is authenticated by its `client_id` alone. As in
+ * Doorkeeper 5.5 (`Credentials.from_basic` matches `/^Basic /`), the scheme is case-sensitive: a
+ * lower-case `basic` is no Basic credential, and the body parameters are read instead.
  */
 export function authenticateClient(
   req: IncomingMessage,
   form: URLSearchParams,
   state: EmulatorState,
 ): ClientAuthenticationResult {
-  const basic = decodeBasicCredentials(req.headers.authorization);
+  const header = req.headers.authorization;
+  const basic = header?.startsWith('Basic ') === true ? decodeBasicCredentials(header) : undefined;
   const clientId = basic?.clientId ?? form.get('client_id') ?? undefined;
   const secret = basic?.clientSecret ?? form.get('client_secret') ?? undefined;
   const client = clientId === undefined ? undefined : state.clients.get(clientId);

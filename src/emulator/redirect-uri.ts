@@ -1,7 +1,19 @@
+/** Whether a host is a loopback IP literal (127.0.0.0/8 or ::1), as Ruby's `IPAddr#loopback?` judges it. */
+function isLoopbackIp(hostname: string): boolean {
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname) || hostname === '[::1]';
+}
+
+/** A query's `&`-separated parts, sorted: Doorkeeper compares registered queries regardless of order. */
+function queryParts(search: string): string[] {
+  return search.replace(/^\?/, '').split('&').filter(Boolean).sort();
+}
+
 /**
- * Whether `given` matches the registered redirect URI: scheme, host, path and query equal; the
- * port must match too except for the loopback IP literals 127.0.0.1 and [::1] (RFC 8252 §7.3;
- * server-behaviour.md authorize 5). `localhost` is matched exactly, port included.
+ * Whether `given` matches the registered redirect URI as Doorkeeper 5.5's `URIChecker.matches?`
+ * judges it: scheme, host and path equal; a registered query must be present in `given` with the
+ * same parts in any order, and a query `given` adds to a registered URI without one is ignored; the
+ * port must match too except for loopback IP literals (RFC 8252 §7.3; server-behaviour.md authorize
+ * 5). `localhost` is matched exactly, port included. A fragment never matches.
  */
 export function redirectUriMatches(registered: string, given: string): boolean {
   let a: URL;
@@ -12,14 +24,14 @@ export function redirectUriMatches(registered: string, given: string): boolean {
   } catch {
     return false;
   }
-  const isIpLoopback = a.hostname === '127.0.0.1' || a.hostname === '[::1]';
+  if (a.search !== '' && queryParts(a.search).join('&') !== queryParts(b.search).join('&')) return false;
+  const isLoopback = isLoopbackIp(a.hostname) && isLoopbackIp(b.hostname);
   return (
     a.protocol === b.protocol &&
     a.hostname === b.hostname &&
     a.pathname === b.pathname &&
-    a.search === b.search &&
     b.hash === '' &&
-    (isIpLoopback || a.port === b.port)
+    (isLoopback || a.port === b.port)
   );
 }
 

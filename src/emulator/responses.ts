@@ -17,6 +17,7 @@ export const DESCRIPTIONS: Readonly<Record<string, string>> = {
   invalid_scope: 'The requested scope is invalid, unknown, or malformed.',
   invalid_redirect_uri: "The requested redirect uri is malformed or doesn't match client redirect URI.",
   unsupported_response_type: 'The authorization server does not support this response type.',
+  unsupported_response_mode: 'The authorization server does not support this response mode.',
   invalid_code_challenge_method: 'The code challenge method must be plain or S256.',
   access_denied: 'The resource owner or authorization server denied the request.',
   invalid_token: 'The access token is invalid',

@@ -29,6 +29,26 @@ export interface HandlerOptions {
   onRequest: ((request: ObservedRequest) => void) | undefined;
 }
 
+/**
+ * A request body's parameters: a form (RFC 6749 §4.1.3), or a JSON object's string, number and
+ * boolean members, as Rails' params parser gives them to Doorkeeper (a JSON body at the token
+ * endpoint is accepted there). Anything else parses as a form.
+ */
+function parseParameters(contentType: string | undefined, text: string): URLSearchParams {
+  if (!/^application\/json\b/i.test(contentType ?? '')) return new URLSearchParams(text);
+  const params = new URLSearchParams();
+  try {
+    const json: unknown = JSON.parse(text);
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) return params;
+    for (const [key, value] of Object.entries(json)) {
+      if (['string', 'number', 'boolean'].includes(typeof value)) params.set(key, String(value));
+    }
+  } catch {
+    // Rails answers 400 to a body it cannot parse; no parameters reads the same at the endpoints.
+  }
+  return params;
+}
+
 /** The route table: `METHOD path` → endpoint (spec §4, plus the sign-in form). */
 const ROUTES: Readonly<Record<string, EndpointHandler>> = {
   'GET /oauth2/authorize': authorizeGet,
@@ -79,7 +99,7 @@ export function createRequestHandler(options: HandlerOptions): (req: IncomingMes
         const handler = ROUTES[`${method} ${url.pathname}`];
         if (handler === undefined) return sendNotFound(res);
         try {
-          handler({ req, res, url, form: new URLSearchParams(text), body: text }, context);
+          handler({ req, res, url, form: parseParameters(req.headers['content-type'], text), body: text }, context);
         } catch {
           badRequest(res);
         }

@@ -33,6 +33,8 @@ export interface AccessTokenRecord {
   createdAtMs: number;
   /** Undefined: no expiry by time. */
   expiresAtMs: number | undefined;
+  /** When it was revoked, epoch ms; the record is kept a while so that a 401 can say "revoked". */
+  revokedAtMs?: number;
 }
 
 /** An authorization code (spec §2.1): 10 minutes, single use. */
@@ -161,15 +163,22 @@ export class EmulatorState {
   /** A token that is neither expired nor revoked (spec §3 rule 2), or undefined. */
   findActiveToken(token: string): AccessTokenRecord | undefined {
     const record = this.tokens.get(token);
-    if (record === undefined || (record.expiresAtMs !== undefined && record.expiresAtMs <= this.nowMs())) {
-      return undefined;
-    }
+    if (record === undefined || record.revokedAtMs !== undefined) return undefined;
+    if (record.expiresAtMs !== undefined && record.expiresAtMs <= this.nowMs()) return undefined;
     return record;
   }
 
-  /** Revokes a token; forgetting it is enough, token info then answers 401. Its refresh token goes with it. */
+  /** Why a presented token is not live, in Doorkeeper's words (`InvalidTokenResponse`): revoked, expired or unknown. */
+  whyNotLive(token: string): 'revoked' | 'expired' | 'unknown' {
+    const record = this.tokens.get(token);
+    if (record?.revokedAtMs !== undefined) return 'revoked';
+    return record === undefined ? 'unknown' : 'expired';
+  }
+
+  /** Revokes a token: token info then answers 401 (its record is kept until purged). Its refresh token goes with it. */
   revokeToken(token: string): void {
-    this.tokens.delete(token);
+    const record = this.tokens.get(token);
+    if (record !== undefined) record.revokedAtMs ??= this.nowMs();
     const refresh = this.refreshTokens.ofAccessToken(token);
     if (refresh !== undefined) this.refreshTokens.revoke(refresh.token);
   }
@@ -212,7 +221,9 @@ export class EmulatorState {
       if (code.expiresAtMs <= nowMs) this.codes.delete(key);
     }
     for (const [key, token] of this.tokens) {
-      if (token.expiresAtMs !== undefined && token.expiresAtMs <= nowMs) this.tokens.delete(key);
+      // Dead records are kept an hour, so that a 401 can say why (revoked, expired) as Doorkeeper does.
+      const diedAtMs = Math.min(token.revokedAtMs ?? Infinity, token.expiresAtMs ?? Infinity);
+      if (nowMs - diedAtMs > SESSION_TTL_MS) this.tokens.delete(key);
     }
     for (const [key, session] of this.sessions) {
       if (nowMs - session.lastSeenMs > SESSION_TTL_MS) this.sessions.delete(key);

@@ -604,7 +604,8 @@ describe('other', () => {
       await newCC(emulator);
     }
     expect(emulator.state.sizes()).toMatchObject({ codes: 5, tokens: 6 });
-    emulator.advanceSeconds(7201);
+    // A dead token's record is kept an hour, so that the API's 401 can say why (revoked, expired).
+    emulator.advanceSeconds(7201 + 3601);
     await obtainCode(emulator);
     expect(emulator.state.sizes()).toMatchObject({ codes: 1, tokens: 1 });
   });
@@ -716,4 +717,192 @@ describe('refresh tokens (server-behaviour.md, refresh tokens 1–6)', () => {
     emulator.advanceSeconds(30 * 86_400);
     expect((await refreshWith(emulator, pair.refresh_token)).status).toBe(200);
   });
+});
+
+describe('the lifecycle rows (server-behaviour.md Refresh tokens 3, 5–7; Doorkeeper 5.5), both flavors', () => {
+  const FLAVORS = ['spec', 'doorkeeper5'] as const;
+  async function pair(emulator: TestEmulator): Promise<Json> {
+    return json(await tokenRequest(emulator, codeExchange(emulator, await obtainCode(emulator))));
+  }
+  const refreshWith = (emulator: TestEmulator, refreshToken: string) =>
+    tokenRequest(emulator, {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: emulator.client.clientId,
+      client_secret: emulator.client.clientSecret ?? '',
+    });
+  const present = (emulator: TestEmulator, token: string) =>
+    fetch(`${emulator.baseUrl}/oauth2/token/info`, { headers: { authorization: `Bearer ${token}` } });
+  const revoke = (emulator: TestEmulator, token: string, hint?: string) =>
+    fetch(`${emulator.baseUrl}/oauth2/revoke`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        token,
+        ...(hint === undefined ? {} : { token_type_hint: hint }),
+        client_id: emulator.client.clientId,
+        client_secret: emulator.client.clientSecret ?? '',
+      }),
+    });
+
+  it.each(FLAVORS)(
+    'rule 7: two renewals with no use in between leave the first link alive; presenting its successor retires it (%s)',
+    async (flavor) => {
+      const emulator = await startTestEmulator({ autoApprove: true, flavor });
+      const first = await pair(emulator);
+      const second = await json(await refreshWith(emulator, first.refresh_token));
+      const third = await json(await refreshWith(emulator, second.refresh_token));
+      expect((await present(emulator, third.access_token)).status).toBe(200);
+      expect((await refreshWith(emulator, second.refresh_token)).status).toBe(400);
+      // RT1 waits for AT2's first presentation, which never came.
+      expect(emulator.state.refreshTokens.lookUp(first.refresh_token)).toBeDefined();
+      expect((await present(emulator, second.access_token)).status).toBe(200);
+      expect(emulator.state.refreshTokens.lookUp(first.refresh_token)).toBeUndefined();
+    },
+  );
+
+  it.each(FLAVORS)(
+    'rule 7: presenting an expired or revoked access token still retires the refresh token it replaced, with a 401 (%s)',
+    async (flavor) => {
+      const emulator = await startTestEmulator({ autoApprove: true, flavor, tokenTtlS: 60 });
+      const first = await pair(emulator);
+      const second = await json(await refreshWith(emulator, first.refresh_token));
+      emulator.advanceSeconds(120);
+      expect((await present(emulator, second.access_token)).status).toBe(401);
+      expect((await refreshWith(emulator, first.refresh_token)).status).toBe(400);
+      const third = await json(await refreshWith(emulator, second.refresh_token));
+      emulator.state.revokeToken(third.access_token);
+      const fourth = await json(await refreshWith(emulator, third.refresh_token));
+      expect(fourth.error).toBe('invalid_grant');
+    },
+  );
+
+  it('rule 6: refresh tokens never expire, even a year on (doorkeeper5)', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5', tokenTtlS: 60 });
+    const first = await pair(emulator);
+    emulator.advanceSeconds(365 * 86_400);
+    expect((await refreshWith(emulator, first.refresh_token)).status).toBe(200);
+  });
+
+  it('rule 5: revocation by refresh token of a live pair ends both; of an expired pair (doorkeeper5) does nothing', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5', tokenTtlS: 60 });
+    const live = await pair(emulator);
+    expect((await revoke(emulator, live.refresh_token, 'refresh_token')).status).toBe(200);
+    expect((await present(emulator, live.access_token)).status).toBe(401);
+    expect((await refreshWith(emulator, live.refresh_token)).status).toBe(400);
+    const old = await pair(emulator);
+    emulator.advanceSeconds(120);
+    expect((await revoke(emulator, old.refresh_token, 'refresh_token')).status).toBe(200);
+    expect((await refreshWith(emulator, old.refresh_token)).status).toBe(200);
+  });
+
+  it.each(FLAVORS)(
+    'a lower-case "basic" scheme is no Basic credential (Doorkeeper matches /^Basic /): 401 invalid_client (%s)',
+    async (flavor) => {
+      const emulator = await startTestEmulator({ flavor });
+      const credential = Buffer.from(`${emulator.client.clientId}:${emulator.client.clientSecret ?? ''}`).toString(
+        'base64',
+      );
+      const lower = await tokenRequest(
+        emulator,
+        { grant_type: 'client_credentials' },
+        { authorization: `basic ${credential}` },
+      );
+      expect(lower.status).toBe(401);
+      expect((await json(lower)).error).toBe('invalid_client');
+      const proper = await tokenRequest(
+        emulator,
+        { grant_type: 'client_credentials' },
+        { authorization: `Basic ${credential}` },
+      );
+      expect(proper.status).toBe(200);
+    },
+  );
+
+  it.each(FLAVORS)(
+    'a JSON body at the token endpoint is accepted, as Rails parses it for Doorkeeper (%s)',
+    async (flavor) => {
+      const emulator = await startTestEmulator({ flavor });
+      const response = await fetch(`${emulator.baseUrl}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          grant_type: 'client_credentials',
+          client_id: emulator.client.clientId,
+          client_secret: emulator.client.clientSecret,
+        }),
+      });
+      expect(response.status).toBe(200);
+      expect((await json(response)).access_token).toMatch(/^[\w-]{43}$/);
+    },
+  );
+
+  it.each(FLAVORS)(
+    'client credentials for a public client: granted on client_id alone, as Doorkeeper 5.5 authenticates it (%s)',
+    async (flavor) => {
+      const emulator = await startTestEmulator({ flavor });
+      const response = await tokenRequest(emulator, {
+        grant_type: 'client_credentials',
+        client_id: emulator.publicClient.clientId,
+      });
+      expect(response.status).toBe(200);
+      expect(await json(response)).not.toHaveProperty('refresh_token');
+    },
+  );
+
+  it.each(FLAVORS)(
+    'a registered redirect URI with a query: the same parts in any order match, others do not; a query added to one without is ignored (%s)',
+    async (flavor) => {
+      const emulator = await startTestEmulator({ autoApprove: true, flavor });
+      emulator.state.clients.set('with-query', {
+        uid: 99,
+        clientId: 'with-query',
+        clientSecret: 'with-query-secret',
+        name: 'With query',
+        redirectUris: ['http://127.0.0.1/callback?tenant=a&x=1'],
+      });
+      const status = async (clientId: string, redirectUri: string) =>
+        (await authorize(emulator, { client_id: clientId, redirect_uri: redirectUri })).status;
+      expect(await status('with-query', 'http://127.0.0.1:5000/callback?x=1&tenant=a')).toBe(302);
+      expect(await status('with-query', 'http://127.0.0.1:5000/callback?tenant=a')).toBe(200);
+      expect(await status('with-query', 'http://127.0.0.1:5000/callback')).toBe(200);
+      expect(await status(emulator.client.clientId, 'http://127.0.0.1:5000/callback?extra=1')).toBe(302);
+    },
+  );
+
+  it.each(FLAVORS)(
+    'response_mode=query with response_type=token: an error page (unsupported_response_mode), never a redirect (%s)',
+    async (flavor) => {
+      const emulator = await startTestEmulator({ autoApprove: true, flavor });
+      const response = await authorize(emulator, { response_type: 'token', response_mode: 'query' });
+      expect(response.status).toBe(200);
+      expect(await response.text()).toContain('unsupported_response_mode');
+      expect((await authorize(emulator, { response_type: 'token', response_mode: 'fragment' })).status).toBe(302);
+    },
+  );
+
+  it.each(FLAVORS)(
+    "/api/me's 401 as doorkeeper_authorize! sends it: no body, the reason in WWW-Authenticate, no-store (%s)",
+    async (flavor) => {
+      const emulator = await startTestEmulator({ autoApprove: true, flavor, tokenTtlS: 60 });
+      const api = (token: string) =>
+        fetch(`${emulator.baseUrl}/api/me`, { headers: { authorization: `Bearer ${token}` } });
+      const revoked = await pair(emulator);
+      emulator.state.revokeToken(revoked.access_token);
+      const expired = await pair(emulator);
+      emulator.advanceSeconds(120);
+      for (const [token, reason] of [
+        [revoked.access_token, 'The access token was revoked'],
+        [expired.access_token, 'The access token expired'],
+        ['unknown-token', 'The access token is invalid'],
+      ] as const) {
+        const response = await api(token);
+        expect(response.status).toBe(401);
+        expect(await response.text()).toBe('');
+        expect(response.headers.get('cache-control')).toBe('no-store');
+        expect(response.headers.get('www-authenticate')).toBe(
+          `Bearer realm="Doorkeeper", error="invalid_token", error_description="${reason}"`,
+        );
+      }
+    },
+  );
 });

@@ -1,18 +1,29 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EmulatorState } from '../state.js';
 import { bearerRecord } from '../bearer.js';
 import { sendJson } from '../responses.js';
 import type { EndpointHandler } from './context.js';
 
-const INVALID_TOKEN = 'The access token is invalid';
+/** Doorkeeper 5.5's descriptions of a token that is not live, by reason (`doorkeeper.errors.messages.invalid_token`). */
+const INVALID_TOKEN = {
+  revoked: 'The access token was revoked',
+  expired: 'The access token expired',
+  unknown: 'The access token is invalid',
+} as const;
 
-/** Doorkeeper's 401 for a token it does not know alive (RFC 6750 §3.1). */
-function sendInvalidToken(res: ServerResponse): void {
-  sendJson(
-    res,
-    401,
-    { error: 'invalid_token', error_description: INVALID_TOKEN },
-    { 'www-authenticate': `Bearer realm="Doorkeeper", error="invalid_token", error_description="${INVALID_TOKEN}"` },
-  );
+/**
+ * Doorkeeper's 401 for a token it does not know alive, as `doorkeeper_authorize!` sends it (RFC
+ * 6750 §3.1): no body (`head :unauthorized`), the reason in `WWW-Authenticate`, no-store.
+ */
+function sendInvalidToken(req: IncomingMessage, res: ServerResponse, state: EmulatorState): void {
+  const bearer = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+  const description = INVALID_TOKEN[bearer === undefined ? 'unknown' : state.whyNotLive(bearer)];
+  res.writeHead(401, {
+    'cache-control': 'no-store',
+    pragma: 'no-cache',
+    'www-authenticate': `Bearer realm="Doorkeeper", error="invalid_token", error_description="${description}"`,
+  });
+  res.end();
 }
 
 /**
@@ -25,7 +36,7 @@ function sendInvalidToken(res: ServerResponse): void {
 export const apiMe: EndpointHandler = ({ req, res }, { state }) => {
   const record = bearerRecord(req, state);
   if (record === undefined) {
-    sendInvalidToken(res);
+    sendInvalidToken(req, res, state);
     return;
   }
   if (!record.scopes.includes('service')) {
@@ -46,7 +57,7 @@ export const apiMe: EndpointHandler = ({ req, res }, { state }) => {
 /** `/api/echo` (any method): what the request carried, for trying `mmauth api -X POST -d …` offline. */
 export const apiEcho: EndpointHandler = ({ req, res, url, body }, { state }) => {
   if (bearerRecord(req, state) === undefined) {
-    sendInvalidToken(res);
+    sendInvalidToken(req, res, state);
     return;
   }
   sendJson(res, 200, {

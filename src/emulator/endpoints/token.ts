@@ -63,10 +63,7 @@ function clientCredentialsGrant(
   state: EmulatorState,
   client: EmulatorClient,
 ): void {
-  if (client.clientSecret === undefined) {
-    sendOAuthError(res, 401, 'invalid_client');
-    return;
-  }
+  // Doorkeeper 5.5 authenticates a public client by its client_id alone here too, and grants it.
   const scopes = parseRequestedScopes(form.get('scope'));
   if (scopes === undefined) {
     sendOAuthError(res, 400, 'invalid_scope');
