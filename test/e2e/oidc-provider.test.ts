@@ -245,4 +245,45 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
     expect(reuse.status).toBe(400);
     expect(((await reuse.json()) as { error: string }).error).toBe('invalid_grant');
   });
+
+  it.each([
+    ['refresh', 'refresh'],
+    ['refresh', 'refresh', 're-login'],
+  ])(
+    'the grant ends when mmauth says: login, %s, %s…, logout leave no refresh token the provider honours',
+    async (...steps) => {
+      const provider = await startTestProvider();
+      const configDir = makeConfigDir();
+      const env = envFor(provider, configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' });
+      expect((await runCli(['login'], { env })).code).toBe(0);
+      const held: string[] = [];
+      const remember = () => {
+        const token = (readConfig(configDir) as { profiles: { default: { token?: Record<string, string> } } }).profiles
+          .default.token;
+        if (token?.refresh_token !== undefined) held.push(token.refresh_token);
+      };
+      remember();
+      for (const step of steps) {
+        const result = await runCli(step === 're-login' ? ['login'] : ['refresh'], { env });
+        expect(result.code, result.stderr).toBe(0);
+        remember();
+      }
+      const logout = await runCli(['logout', '--json'], { env });
+      expect(logout.code, logout.stderr).toBe(0);
+      for (const refreshToken of held) {
+        const reuse = await fetch(`${provider.baseUrl}/oauth2/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'refresh_token',
+            refresh_token: refreshToken,
+            client_id: provider.clientId,
+            client_secret: provider.clientSecret,
+          }),
+        });
+        expect(reuse.status).toBe(400);
+      }
+    },
+    30_000,
+  );
 });

@@ -13,7 +13,10 @@ describe('redirectUriMatches', () => {
     ['http://localhost:3000/callback', 'http://localhost:3000/callback', true],
     ['http://127.0.0.1/callback', 'https://127.0.0.1/callback', false],
     ['http://127.0.0.1/callback?a=1', 'http://127.0.0.1:9/callback?a=1', true],
-    ['http://127.0.0.1/callback', 'http://127.0.0.1:9/callback?a=1', false],
+    // Doorkeeper 5.5's URIChecker.matches? drops a query the registered URI does not have.
+    ['http://127.0.0.1/callback', 'http://127.0.0.1:9/callback?a=1', true],
+    ['http://127.0.0.1/callback?a=1&b=2', 'http://127.0.0.1:9/callback?b=2&a=1', true],
+    ['http://127.0.0.1/callback?a=1&b=2', 'http://127.0.0.1:9/callback?a=1', false],
   ])('the emulator matches registered %s against %s: %s (RFC 8252 §7.3)', (registered, given, expected) => {
     expect(redirectUriMatches(registered, given)).toBe(expected);
   });
