@@ -362,3 +362,21 @@ describe('what the report found besides the chain', () => {
     expect(selectedDown.stderr).toContain('its server could not be reached');
   });
 });
+
+describe('--verbose traces every exchange of the command, renewal included', () => {
+  it.each([['token'], ['header'], ['refresh'], ['api', '/api/me']])(
+    '%s --verbose on a stale token shows the token endpoint and the chain presentation, redacted',
+    async (...args) => {
+      const world = await startWorld();
+      expect((await runCli(['login'], { env: world.env })).code).toBe(0);
+      makeStale(world.configDir);
+      const refreshToken = config(world.configDir).profiles.default?.token?.refresh_token ?? '';
+      const result = await runCli([...args, '--verbose'], { env: world.env });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toMatch(/POST \S+\/oauth2\/token/);
+      expect(result.stderr).toMatch(/GET \S+\/oauth2\/token\/info/);
+      expect(result.stderr).not.toContain(refreshToken);
+      expect(result.stderr).not.toContain(world.emulator.client.clientSecret);
+    },
+  );
+});
