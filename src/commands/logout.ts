@@ -6,7 +6,7 @@ import { withClientOptions, withCommonOptions, type ClientOptions } from './shar
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { endGrant, type GrantEnd } from '../grant/end-grant.js';
 import { grantEndFields, reportGrantEnd } from './shared/grant-end-report.js';
-import { findClientSecret, requireClientId, traceFor } from './shared/settings.js';
+import { resolveGrantTarget } from './shared/grant-target.js';
 import { openLocalTarget, requireProfile, resolveTarget } from './shared/target.js';
 
 /** Options of `mmauth logout`. */
@@ -79,18 +79,10 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
     );
   } else {
     const target = await resolveTarget(options, ctx);
-    const clientId = await requireClientId(options.clientId, ctx, target.profile);
     assertCredentialOrigin(profileName, target.profile, target.endpoints.baseUrl);
-    const clientSecret = await findClientSecret(options, ctx, { ...target, clientId });
+    const { grant, stored } = await resolveGrantTarget(options, ctx, target);
     // A failure here keeps the token; the failure map adds the --local-only way out to its hint.
-    const grant = {
-      server: target.server,
-      client: { clientId, clientSecret },
-      timeoutSeconds: options.timeout,
-      trace: await traceFor(options, ctx),
-    };
-    const where = { profileName, store: local.store, chainToRetire: target.profile?.chainToRetire };
-    const ended = await endGrant(token, grant, ctx, (line) => out.info(line), where);
+    const ended = await endGrant(token, grant, ctx, (line) => out.info(line), stored);
     result = ended.result;
     revokedToken = ended.accessToken;
     baseUrl = target.endpoints.baseUrl;

@@ -6,7 +6,7 @@ import { selectAccessToken } from './shared/access-token.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
 import { endGrant, revokeAndConfirm } from '../grant/end-grant.js';
 import { grantEndFields, reportGrantEnd } from './shared/grant-end-report.js';
-import { findClientSecret, requireClientId, traceFor } from './shared/settings.js';
+import { resolveGrantTarget } from './shared/grant-target.js';
 import { resolveTarget } from './shared/target.js';
 
 /** Registers `mmauth revoke`; the logic is runRevoke. */
@@ -44,15 +44,7 @@ export async function runRevoke(options: ClientOptions, ctx: AppContext): Promis
       },
     );
   }
-  const clientId = await requireClientId(options.clientId, ctx, profile);
-  const clientSecret = await findClientSecret(options, ctx, { ...target, clientId });
-  const grant = {
-    server: target.server,
-    client: { clientId, clientSecret },
-    timeoutSeconds: options.timeout,
-    trace: await traceFor(options, ctx),
-  };
-  const where = { profileName, store: target.store, chainToRetire: profile?.chainToRetire };
+  const { grant, stored: where } = await resolveGrantTarget(options, ctx, target);
   const note = (line: string) => out.info(line);
   const { result, accessToken: revoked } =
     stored === undefined
