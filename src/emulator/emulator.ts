@@ -90,17 +90,20 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     0,
   );
 
+  let allowedHosts: ReadonlySet<string> = new Set();
   const server = createServer(
     createRequestHandler({
       state,
       autoApprove: options.autoApprove === true,
       flavor: options.flavor ?? 'spec',
       onRequest: options.onRequest,
+      allowedHosts: () => allowedHosts,
     }),
   );
   server.keepAliveTimeout = 5_000;
   await listenOnLoopback(server, options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
+  allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
   let closing: Promise<void> | undefined;
   return {
     baseUrl: `http://127.0.0.1:${port}`,

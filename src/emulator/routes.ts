@@ -27,6 +27,8 @@ export interface HandlerOptions {
   autoApprove: boolean;
   flavor: EmulatorFlavor;
   onRequest: ((request: ObservedRequest) => void) | undefined;
+  /** The Host header values it answers (its own address by IP literal and `localhost`); any other gets 400. */
+  allowedHosts?: () => ReadonlySet<string>;
 }
 
 /**
@@ -68,9 +70,10 @@ const ROUTES: Readonly<Record<string, EndpointHandler>> = {
 const MAX_BODY_BYTES = 64 * 1024;
 
 /**
- * Creates the emulator's request handler: reads a POST body (64 KiB at most, else 413), routes by
- * method and path (404 otherwise, as Doorkeeper), and answers 400 to a request it cannot parse or
- * an endpoint that throws: one bad request never stops the emulator.
+ * Creates the emulator's request handler: refuses a foreign Host (400: no DNS rebinding), reads a
+ * POST body (64 KiB at most, else 413), routes by method and path (404 otherwise, as Doorkeeper),
+ * and answers 400 to a request it cannot parse or an endpoint that throws: one bad request never
+ * stops the emulator.
  */
 export function createRequestHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const context: EndpointContext = { state: options.state, autoApprove: options.autoApprove, flavor: options.flavor };
@@ -83,6 +86,11 @@ export function createRequestHandler(options: HandlerOptions): (req: IncomingMes
       url = new URL(req.url ?? '/', 'http://emulator.invalid');
     } catch {
       badRequest(res);
+      return;
+    }
+    // No DNS rebinding: a page on another site that resolves its name to 127.0.0.1 sends its own Host.
+    if (options.allowedHosts !== undefined && !options.allowedHosts().has((req.headers.host ?? '').toLowerCase())) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('unexpected Host header');
       return;
     }
     const method = req.method ?? 'GET';

@@ -70,6 +70,10 @@ export interface EmulatorStateOptions {
 /** Authorization code lifetime (spec §2.1, §8): 10 minutes. */
 export const CODE_TTL_MS = 600_000;
 const SESSION_TTL_MS = 3_600_000;
+/** A session nobody signed in to lives 10 minutes (an authorization code's time), so unauthenticated requests cannot pile up. */
+const ANONYMOUS_SESSION_TTL_MS = 600_000;
+/** The most browser sessions held at once; past it the oldest is dropped. */
+export const MAX_SESSIONS = 10_000;
 const PURGE_INTERVAL_MS = 1_000;
 
 /** A token's whole lifetime in seconds, as `expires_in` reports it; undefined for no expiry. */
@@ -207,6 +211,11 @@ export class EmulatorState {
       return existing;
     }
     const created: BrowserSession = { id: randomToken(), userId: undefined, csrfTokens: new Set(), lastSeenMs: nowMs };
+    if (this.sessions.size >= MAX_SESSIONS) {
+      // Maps keep insertion order: the first key is the oldest session.
+      const oldest = this.sessions.keys().next().value;
+      if (oldest !== undefined) this.sessions.delete(oldest);
+    }
     this.sessions.set(created.id, created);
     return created;
   }
@@ -226,7 +235,8 @@ export class EmulatorState {
       if (nowMs - diedAtMs > SESSION_TTL_MS) this.tokens.delete(key);
     }
     for (const [key, session] of this.sessions) {
-      if (nowMs - session.lastSeenMs > SESSION_TTL_MS) this.sessions.delete(key);
+      const ttlMs = session.userId === undefined ? ANONYMOUS_SESSION_TTL_MS : SESSION_TTL_MS;
+      if (nowMs - session.lastSeenMs > ttlMs) this.sessions.delete(key);
     }
   }
 }

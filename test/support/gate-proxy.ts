@@ -38,7 +38,8 @@ export async function startGateProxy(targetBaseUrl: string): Promise<GateProxy> 
         port: target.port,
         method: req.method,
         path: req.url,
-        headers: req.headers,
+        // A reverse proxy names the server it forwards to (the emulator refuses a foreign Host).
+        headers: { ...req.headers, host: target.host },
       },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);

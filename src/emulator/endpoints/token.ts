@@ -88,13 +88,17 @@ function authorizationCodeGrant(
     sendOAuthError(res, 400, 'invalid_grant');
     return;
   }
+  const verifier = form.get('code_verifier');
   if (code.challenge !== undefined) {
-    const verifier = form.get('code_verifier');
     if (verifier === null || verifier === '') return missingParameter(res, 'code_verifier');
     if (!verifyPkce(code.challenge, verifier)) {
       sendOAuthError(res, 400, 'invalid_grant');
       return;
     }
+  } else if (verifier !== null && verifier !== '') {
+    // Doorkeeper 5.5 (validate_code_verifier): a verifier for a code issued without a challenge is refused.
+    sendOAuthError(res, 400, 'invalid_grant');
+    return;
   }
   state.consumeCode(code.code);
   const access = state.issueToken({ client, ownerId: code.ownerId, scopes: code.scopes, grant: 'authorization_code' });
