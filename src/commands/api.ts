@@ -9,7 +9,8 @@ import { profileFlag } from './shared/next-step.js';
 import { MAX_TIMER_SECONDS, parseSeconds } from './shared/options.js';
 import { renewalOf, renewToken } from '../grant/renewal.js';
 import { isVerbose, pickSetting } from './shared/settings.js';
-import { openLocalTarget } from './shared/target.js';
+import { openLocalTarget, requireProfile } from './shared/target.js';
+import { resolveEndpoints } from '../oauth/endpoints.js';
 import { usableAccessToken } from './shared/usable-token.js';
 
 /** Options of `mmauth api`. */
@@ -90,12 +91,15 @@ function isInvalidToken(response: StreamedResponse): boolean {
 export async function runApi(target: string, options: ApiOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const local = await openLocalTarget(options, ctx);
-  const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, local.profile?.baseUrl);
-  if (baseUrl === undefined) {
+  if (!ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
+  const given = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, local.profile?.baseUrl);
+  if (given === undefined) {
     throw new MmauthError('no_base_url', 'no base URL', {
       hint: `log in first, or set MMAUTH_BASE_URL${profileFlag(local.profileName)}`,
     });
   }
+  // The base-URL rules of every other command: https unless loopback, no userinfo, query or fragment.
+  const { baseUrl } = resolveEndpoints(given);
   const request = await buildApiRequest(target, baseUrl, options, ctx);
   const choice = await usableAccessToken({ ...options, minTtl: 0, json: false }, ctx, (line) => out.warn(line));
   const trace = isVerbose(options, ctx.env) ? (line: string) => out.debug(line) : undefined;

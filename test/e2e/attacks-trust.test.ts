@@ -5,7 +5,11 @@
  */
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { makeConfigDir, runCli } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
+import { json, startHostileServer } from '../support/hostile-server.js';
+import { startListeningFixture } from '../support/listening-fixture.js';
+import { inS, storedToken, writeProfiles } from '../support/profiles.js';
 
 /** A raw request with the Host header as given (fetch would set its own). */
 function rawRequest(port: number, path: string, host: string): Promise<number> {
@@ -66,5 +70,100 @@ describe('the emulator (users run it on their own machines)', () => {
     });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: string }).error).toBe('invalid_grant');
+  });
+});
+
+describe('api and the network', () => {
+  /** A profile bound to a listening fixture that counts connections, with a token mmauth would send. */
+  async function profileOnFixture() {
+    const fixture = await startListeningFixture();
+    const configDir = makeConfigDir();
+    const accessToken = 'a'.repeat(43);
+    writeProfiles(configDir, {
+      default: { base_url: fixture.baseUrl, client_id: 'app', token: storedToken(accessToken, inS(3600)) },
+    });
+    return { fixture, env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CREDENTIAL_STORE: 'file' }, accessToken };
+  }
+
+  it('4: api obeys the base-URL rules of every other command: plain http to a non-loopback host is exit 2 before any connection', async () => {
+    const { env, fixture, accessToken } = await profileOnFixture();
+    for (const baseUrl of ['http://example.invalid', 'http://u:p@127.0.0.1:1', `${fixture.baseUrl}/?x=1`]) {
+      const result = await runCli(['api', '/api/me'], {
+        env: { ...env, MMAUTH_TOKEN: accessToken, MMAUTH_BASE_URL: baseUrl },
+      });
+      expect(result.code, `${baseUrl}: ${result.stderr}`).toBe(2);
+      expect(result.stderr).not.toContain(accessToken);
+    }
+    expect(fixture.connections()).toBe(0);
+  });
+
+  it.each([
+    ['-H "Host: other.example"', ['-H', 'Host: other.example']],
+    ['-H "Transfer-Encoding: chunked"', ['-H', 'Transfer-Encoding: chunked']],
+    ['-H "Content-Length: 5"', ['-H', 'Content-Length: 5']],
+    ['-H "Connection: upgrade"', ['-H', 'Connection: upgrade']],
+    ['-H "Upgrade: websocket"', ['-H', 'Upgrade: websocket']],
+  ])('7: api %s cannot reroute or reframe the request: exit 2 invalid_header, nothing sent', async (_name, args) => {
+    const { env, fixture } = await profileOnFixture();
+    const result = await runCli(['api', '/api/me', ...args], { env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("is mmauth's");
+    expect(fixture.connections()).toBe(0);
+  });
+
+  it.each([
+    ['/dev/zero', '@/dev/zero'],
+    ['/dev/urandom', '@/dev/urandom'],
+  ])('6: api -d @%s is read with the 10 MiB cap: exit 2 input_too_large at once, nothing sent', async (_name, data) => {
+    const { env, fixture } = await profileOnFixture();
+    const started = Date.now();
+    const result = await runCli(['api', '/api/echo', '-d', data], { env });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('larger than 10 MiB');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(fixture.connections()).toBe(0);
+  });
+
+  it.each([
+    ['api blob:http://…', ['api', 'blob:http://127.0.0.1:1/x'], {}],
+    ["api -X 'GET /x'", ['api', '/api/me', '-X', 'GET /x'], {}],
+    ['a header with a control character', ['api', '/api/me', '-H', 'X-A: b\u0007c'], {}],
+    ['a javascript: base URL', ['api', '/api/me'], { MMAUTH_BASE_URL: 'javascript:alert(1)' }],
+    ["MMAUTH_BASE_URL='http://[::1'", ['api', '/api/me'], { MMAUTH_BASE_URL: 'http://[::1' }],
+    ["info with MMAUTH_BASE_URL='http://[::1'", ['info'], { MMAUTH_BASE_URL: 'http://[::1' }],
+  ])(
+    '20: %s is a usage error naming the input (exit 2), never a network error or "unexpected failure"',
+    async (_name, args, extra) => {
+      const { env, fixture } = await profileOnFixture();
+      const result = await runCli(args as string[], { env: { ...env, ...extra } });
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stderr).not.toContain('unexpected failure');
+      expect(fixture.connections()).toBe(0);
+    },
+  );
+
+  it('9: a token issued already expired (expires_in 0) is never handed out: exit 4 naming the lifetime', async () => {
+    const server = await startHostileServer({
+      'POST /oauth2/token': json({
+        access_token: 'n'.repeat(43),
+        token_type: 'Bearer',
+        expires_in: 0,
+        refresh_token: 'r'.repeat(43),
+      }),
+      'GET /oauth2/token/info': json({ error: 'invalid_token' }, 401),
+    });
+    const configDir = makeConfigDir();
+    writeProfiles(configDir, {
+      default: {
+        base_url: server.baseUrl,
+        client_id: 'app',
+        client_secret: 'secret-secret-secret',
+        token: { ...storedToken('o'.repeat(43), inS(-10)), refresh_token: 'p'.repeat(43) },
+      },
+    });
+    const result = await runCli(['token'], { env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CREDENTIAL_STORE: 'file' } });
+    expect(result.code).toBe(4);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toContain('already expired (a lifetime of 0 s)');
   });
 });

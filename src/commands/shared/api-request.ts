@@ -28,7 +28,18 @@ export const MAX_API_BODY_BYTES = 10 * 1024 * 1024;
 export function resolveApiUrl(target: string, baseUrl: string): URL {
   const base = new URL(baseUrl);
   if (/^[a-z][a-z\d+.-]*:/i.test(target)) {
-    const url = new URL(target);
+    let url: URL;
+    try {
+      url = new URL(target);
+    } catch {
+      throw new MmauthError('usage', `"${target}" is not a URL or a path`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new MmauthError(
+        'usage',
+        `"${target}" is not an http(s) URL: give a path (/api/…) or a URL on the base URL`,
+      );
+    }
     if (url.origin !== base.origin) {
       throw new MmauthError(
         'foreign_url',
@@ -44,7 +55,17 @@ export function resolveApiUrl(target: string, baseUrl: string): URL {
   return new URL(`${baseUrl.replace(/\/+$/, '')}${path}`);
 }
 
-/** `-H "Name: value"` as a name and a value; Authorization is mmauth's (invalid_header, exit 2). */
+/**
+ * Header fields mmauth owns besides Authorization: they route (Host) or frame (Content-Length,
+ * Transfer-Encoding, Connection, Upgrade) the request, and a user's value could send the bearer
+ * token to another site behind a shared front end, or smuggle a second request.
+ */
+const OWNED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade']);
+
+/**
+ * `-H "Name: value"` as a name and a value; Authorization and the routing and framing fields are
+ * mmauth's, and a value with a control character is refused (invalid_header, exit 2).
+ */
 function parseHeader(text: string): [string, string] {
   const colon = text.indexOf(':');
   const name = colon <= 0 ? '' : text.slice(0, colon).trim();
@@ -60,8 +81,15 @@ function parseHeader(text: string): [string, string] {
       },
     );
   }
+  if (OWNED_HEADERS.has(name.toLowerCase())) {
+    throw new MmauthError('invalid_header', `the ${name} header is mmauth's: it routes and frames the request itself`);
+  }
   const value = text.slice(colon + 1).trim();
   if (/[\r\n\0]/.test(value)) throw new MmauthError('invalid_header', `-H ${name}: the value holds a line break`);
+  // RFC 9110 §5.5: field values are visible characters, spaces and tabs (obs-text aside).
+  if (/[\u0001-\u0008\u000a-\u001f\u007f]/.test(value)) {
+    throw new MmauthError('invalid_header', `-H ${name}: the value holds a control character`);
+  }
   return [name, value];
 }
 
@@ -78,14 +106,20 @@ async function readData(data: string, ctx: AppContext): Promise<Uint8Array> {
     if (bytes === undefined) throw tooLarge();
     return bytes;
   }
-  const { readFile, stat } = await import('node:fs/promises');
+  const { createReadStream } = await import('node:fs');
+  const { readCappedBody } = await import('../../util/read-capped-body.js');
   const path = data.slice(1);
+  // Read with the cap whatever the file is: a FIFO, /dev/zero or a /proc file reports size 0.
+  const stream = createReadStream(path);
   try {
-    if ((await stat(path)).size > MAX_API_BODY_BYTES) throw tooLarge();
-    return new Uint8Array(await readFile(path));
+    const bytes = await readCappedBody(stream, MAX_API_BODY_BYTES, () => stream.destroy());
+    if (bytes === undefined) throw tooLarge();
+    return bytes;
   } catch (error) {
     if (error instanceof MmauthError) throw error;
     throw new MmauthError('unreadable_secret_file', `cannot read the body file ${path}`, { cause: error });
+  } finally {
+    stream.destroy();
   }
 }
 
@@ -125,6 +159,8 @@ export async function buildApiRequest(
     return [text.slice(0, equals), text.slice(equals + 1)] as const;
   });
   const method = (options.method ?? (options.data !== undefined || fields.length > 0 ? 'POST' : 'GET')).toUpperCase();
+  // RFC 9110 §9.1: a method is a token; `-X 'GET /x'` would rewrite the request line.
+  if (!/^[!#$%&'*+.^_`|~\w-]+$/.test(method)) throw new MmauthError('usage', `-X "${method}" is not an HTTP method`);
   let body: Uint8Array | undefined;
   if (fields.length > 0 && method === 'GET') {
     for (const [key, value] of fields) url.searchParams.append(key, value);

@@ -93,6 +93,11 @@ export async function usableAccessToken(
     return handOut();
   }
   const leftS = secondsLeft(renewed, ctx.nowMs());
+  if (leftS !== undefined && judgeStoredToken(renewed, ctx.nowMs()) === 'expired') {
+    // A token issued already expired (expires_in 0) is judged dead here: never handed out.
+    const message = `the server issued a token that is already expired (a lifetime of ${Math.max(0, leftS)} s): not handing it out`;
+    throw new MmauthError('token_lifetime_too_short', message);
+  }
   if (leftS !== undefined && leftS < options.minTtl) {
     const message = `the server issues tokens for ${leftS} s, less than --min-ttl ${options.minTtl}`;
     throw new MmauthError('token_lifetime_too_short', message, { hint: 'lower --min-ttl' });
