@@ -123,6 +123,10 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
   const profile = requireProfile(target);
   const intent = await prepareStoring(options, target.store, profileName, out);
   const pending = profile.pendingLogin;
+  // A pending login whose sealed verifier cannot be opened is a lost credential, not a missing login.
+  if (pending === undefined && target.store.listOne(profileName)?.hasPendingLogin === true) {
+    await target.store.read(profileName);
+  }
   if (pending === undefined) {
     throw new MmauthError('pending_login_missing', `profile "${profileName}" has no login waiting to be completed`, {
       hint: `start one: mmauth login --start${profileFlag(profileName)}`,
@@ -136,6 +140,14 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
       {
         hint: `start again: mmauth login --start${profileFlag(profileName)}`,
       },
+    );
+  }
+  // The code and the verifier go only to the server the login started at; --complete never rebinds.
+  const startedAt = new URL(pending.url).origin;
+  if (startedAt !== new URL(endpoints.baseUrl).origin) {
+    throw new MmauthError(
+      'base_url_mismatch',
+      `the login of profile "${profileName}" was started at ${startedAt}; refusing to complete it at ${endpoints.baseUrl}`,
     );
   }
   const url = await completionUrl(options.complete, ctx);

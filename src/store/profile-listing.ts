@@ -15,6 +15,8 @@ export interface ListedToken extends Omit<StoredToken, 'accessToken' | 'refreshT
 export interface ListedProfile extends Omit<Profile, 'clientSecret' | 'token' | 'pendingLogin'> {
   token: ListedToken | undefined;
   hasClientSecret: boolean;
+  /** Whether a two-step login is waiting (its verifier is a secret, so only its presence is listed). */
+  hasPendingLogin: boolean;
   /** Where its credentials are: `keyring` (sealed, the key in the keyring) or `file` (plain text). */
   credentialsIn: 'keyring' | 'file';
 }
@@ -29,7 +31,7 @@ export function listProfile(json: unknown, where: string): ListedProfile {
     refreshToken: present('refresh_token'),
     codeVerifier: present('code_verifier'),
   };
-  const { clientSecret, token, pendingLogin: _pending, ...rest } = parseProfile(json, where, placeholders);
+  const { clientSecret, token, pendingLogin, ...rest } = parseProfile(json, where, placeholders);
   return {
     ...rest,
     token:
@@ -46,6 +48,7 @@ export function listProfile(json: unknown, where: string): ListedProfile {
             hasRefreshToken: token.refreshToken !== undefined,
           },
     hasClientSecret: clientSecret !== undefined,
+    hasPendingLogin: pendingLogin !== undefined,
     credentialsIn: sealed !== undefined || rest.credentialStore === 'keyring' ? 'keyring' : 'file',
   };
 }

@@ -167,3 +167,27 @@ describe('api and the network', () => {
     expect(result.stderr).toContain('already expired (a lifetime of 0 s)');
   });
 });
+
+describe('two-step login', () => {
+  it('1: login --complete goes only to the server the login started at: another base URL (flag or env) is exit 2 before any connection, nothing rebound', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, { MMAUTH_CREDENTIAL_STORE: 'file' });
+    const start = await runCli(['login', '--start', '--json'], { env });
+    expect(start.code, start.stderr).toBe(0);
+    const url = (JSON.parse(start.stdout) as { authorization_url: string }).authorization_url;
+    const redirect = (await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '';
+    const fixture = await startListeningFixture();
+    for (const how of ['flag', 'env', 'replace'] as const) {
+      const args = ['login', '--complete', redirect, ...(how === 'env' ? [] : ['--base-url', fixture.baseUrl])];
+      const result = await runCli(how === 'replace' ? [...args, '--replace'] : args, {
+        env: how === 'env' ? { ...env, MMAUTH_BASE_URL: fixture.baseUrl } : env,
+      });
+      expect(result.code, `${how}: ${result.stderr}`).toBe(2);
+      expect(result.stderr).toContain(`was started at ${emulator.baseUrl}`);
+    }
+    expect(fixture.connections()).toBe(0);
+    const genuine = await runCli(['login', '--complete', redirect], { env });
+    expect(genuine.code, genuine.stderr).toBe(0);
+  });
+});
