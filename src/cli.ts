@@ -21,16 +21,19 @@ async function report(
   const printJson = (failure: FailureReport) => {
     if (!flags.isJson || out.hasPrintedJson) return;
     const { code, message, hint, exitCode, oauthError, status } = failure;
-    out.json({
-      error: {
-        code,
-        message,
-        hint: hint ?? null,
-        exit_code: exitCode,
-        ...(oauthError === undefined ? {} : { oauth_error: oauthError }),
-        ...(status === undefined ? {} : { status }),
+    out.json(
+      {
+        error: {
+          code,
+          message,
+          hint: hint ?? null,
+          exit_code: exitCode,
+          ...(oauthError === undefined ? {} : { oauth_error: oauthError }),
+          ...(status === undefined ? {} : { status }),
+        },
       },
-    });
+      { redact: true },
+    );
   };
   if (error instanceof CommanderError) {
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.ok;

@@ -1,6 +1,8 @@
 import { createBrowserLauncher, type BrowserLauncher } from './browser/open-browser.js';
 import { MmauthError } from './errors.js';
 import { createHttpClient } from './http/http-client.js';
+import { rememberEnvironmentSecrets, SecretScrubber } from './http/redact.js';
+import { secretsOf, type Profile } from './store/profile.js';
 import type { HttpClient } from './http/http-types.js';
 import type { StreamedResponse, StreamRequest } from './http/stream-request.js';
 import type { AuthorizationRandomness } from './oauth/authorization-code.js';
@@ -45,6 +47,31 @@ export interface AppContext {
   ): Promise<StreamedResponse>;
   /** `state` and PKCE verifier source; undefined: oauth4webapi's CSPRNG generators. */
   random?: AuthorizationRandomness;
+  /**
+   * Every secret this run knows (the environment's, what the store opened, what crossed the wire):
+   * scrubbed from every line for people, JSON errors and the trace (decisions 31).
+   */
+  secrets: SecretScrubber;
+}
+
+/** Remembers every secret a profile holds in `secrets` (client secret, tokens, verifier, the chain). */
+export function rememberProfileSecrets(secrets: SecretScrubber, profile: Profile | undefined): Profile | undefined {
+  if (profile !== undefined) {
+    for (const value of Object.values(secretsOf(profile))) {
+      for (const part of (value ?? '').split(' ')) secrets.remember(part);
+    }
+  }
+  return profile;
+}
+
+/** The store, with every profile it hands out remembered in `secrets`. */
+export function rememberingStore(store: ProfileStore, secrets: SecretScrubber): ProfileStore {
+  return Object.assign(Object.create(store) as ProfileStore, {
+    read: async (...args: Parameters<ProfileStore['read']>) =>
+      rememberProfileSecrets(secrets, await store.read(...args)),
+    update: async (...args: Parameters<ProfileStore['update']>) =>
+      rememberProfileSecrets(secrets, await store.update(...args)),
+  });
 }
 
 /** The most mmauth reads from stdin (a secret, a token, a redirect URL), in bytes. */
@@ -82,6 +109,8 @@ export interface ProcessLike {
 export function createContext(proc: ProcessLike, signal: AbortSignal, version = '0.0.0'): AppContext {
   let output: Promise<Output> | undefined;
   let store: Promise<ProfileStore> | undefined;
+  const secrets = new SecretScrubber();
+  rememberEnvironmentSecrets(secrets, proc.env);
   const stdout = createFdWriter(1, () => proc.stdout);
   const stderr = createFdWriter(2, () => proc.stderr);
   return {
@@ -95,22 +124,27 @@ export function createContext(proc: ProcessLike, signal: AbortSignal, version = 
     stderr,
     signal,
     nowMs: () => Date.now(),
-    output: () => (output ??= createOutput({ stdout, stderr }, proc.env)),
+    secrets,
+    output: () => (output ??= createOutput({ stdout, stderr }, proc.env, (text) => secrets.scrub(text))),
     prompter: createPrompter(proc),
     openStore: () =>
       (store ??= (async () =>
-        openProfileStore({
-          configDir: proc.env.MMAUTH_CONFIG_DIR || undefined,
-          credentialStore: credentialStoreSetting(proc.env),
-          platform: proc.platform,
-          onWarning: (message) => stderr.write(`! ${sanitizeForTerminal(message)}\n`),
-        }))()),
+        rememberingStore(
+          await openProfileStore({
+            configDir: proc.env.MMAUTH_CONFIG_DIR || undefined,
+            credentialStore: credentialStoreSetting(proc.env),
+            platform: proc.platform,
+            onWarning: (message) => stderr.write(`! ${sanitizeForTerminal(secrets.scrub(message))}\n`),
+          }),
+          secrets,
+        ))()),
     http: (timeoutMs, trace) =>
       createHttpClient({
         timeoutMs,
         interrupt: signal,
         env: proc.env,
         userAgent: `mmauth/${version}`,
+        scrubber: secrets,
         ...(trace === undefined ? {} : { trace }),
       }),
     stream: async (url, request, options) =>
@@ -119,6 +153,7 @@ export function createContext(proc: ProcessLike, signal: AbortSignal, version = 
         interrupt: signal,
         env: proc.env,
         userAgent: `mmauth/${version}`,
+        scrubber: secrets,
       }),
     browser: (isVerbose) => createBrowserLauncher(proc.env, proc.platform, isVerbose),
     readTextFile: async (path) => (await import('node:fs/promises')).readFile(path, 'utf8'),

@@ -11,6 +11,7 @@ import { renewalOf, renewToken } from '../grant/renewal.js';
 import { isVerbose, pickSetting } from './shared/settings.js';
 import { openLocalTarget, requireProfile } from './shared/target.js';
 import { resolveEndpoints } from '../oauth/endpoints.js';
+import { redactUrl } from '../http/redact.js';
 import { usableAccessToken } from './shared/usable-token.js';
 
 /** Options of `mmauth api`. */
@@ -101,7 +102,10 @@ export async function runApi(target: string, options: ApiOptions, ctx: AppContex
   // The base-URL rules of every other command: https unless loopback, no userinfo, query or fragment.
   const { baseUrl } = resolveEndpoints(given);
   const request = await buildApiRequest(target, baseUrl, options, ctx);
+  // Credential-like query values (access_token=, api_key=, …) become known secrets: no line prints them.
+  redactUrl(request.url.href, ctx.secrets);
   const choice = await usableAccessToken({ ...options, minTtl: 0, json: false }, ctx, (line) => out.warn(line));
+  ctx.secrets.remember(choice.accessToken);
   const trace = isVerbose(options, ctx.env) ? (line: string) => out.debug(line) : undefined;
   const send = (accessToken: string) =>
     ctx.stream(

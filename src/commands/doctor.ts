@@ -100,7 +100,10 @@ export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promis
   checks.push(checkBrowser(ctx.env, ctx.platform), await checkLoopback());
   const isOk = checks.every((check) => check.status !== 'fail');
   if (options.json === true)
-    out.json({ profile: profileName, ok: isOk, checks: checks.map((c) => ({ ...c, fix: c.fix ?? null })) });
+    out.json(
+      { profile: profileName, ok: isOk, checks: checks.map((c) => ({ ...c, fix: c.fix ?? null })) },
+      { redact: true },
+    );
   for (const check of checks) {
     const line = `${check.status.padEnd(4)}  ${check.name}: ${check.detail}`;
     if (check.status === 'fail') out.error(line, check.fix);

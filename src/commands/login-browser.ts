@@ -79,6 +79,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
       { clientId, redirectUri, scope, responseType },
       ctx.random,
     );
+    ctx.secrets.remember(request.codeVerifier);
     if (options.probe)
       await probe(target.server, request, { clientId, clientSecret: clientSecret ?? usable?.clientSecret }, out);
     await offerAuthorizationUrl(options, ctx, out, request, endpoints.baseUrl, listener.port, pasted !== undefined);

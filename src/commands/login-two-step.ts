@@ -56,6 +56,7 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
     { clientId, redirectUri, scope, responseType },
     ctx.random,
   );
+  ctx.secrets.remember(request.codeVerifier);
   if (options.probe) {
     const secret = await findClientSecret(options, ctx, { ...target, profile: usable });
     await probe(target.server, request, { clientId, clientSecret: secret }, out);

@@ -22,6 +22,8 @@ export interface HttpClientOptions {
   userAgent?: string;
   /** Where HTTP_PROXY, HTTPS_PROXY and NO_PROXY (or their lower-case forms) are read; none when absent. */
   env?: NodeJS.ProcessEnv;
+  /** The run's one scrubber: secrets seen here are scrubbed from everything else printed too. */
+  scrubber?: SecretScrubber;
 }
 
 /** The default bound on a response body (1 MiB): no OAuth answer comes near it. */
@@ -41,7 +43,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const load = () =>
     (transport ??= isViaProxy ? loadProxyTransport(proxy, options.timeoutMs) : Promise.resolve(createNodeTransport()));
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES;
-  const scrubber = new SecretScrubber();
+  const scrubber = options.scrubber ?? new SecretScrubber();
 
   const userAgent = options.userAgent ?? 'mmauth';
   const fetch: HttpFetch = async (url, given) => {

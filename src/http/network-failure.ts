@@ -1,3 +1,4 @@
+import { withoutUserinfo } from './redact.js';
 import { MmauthError } from '../errors.js';
 
 /** undici's own timeouts (connect, headers, body), reported like the overall AbortSignal timeout. */
@@ -38,7 +39,7 @@ export function describeNetworkFailure(
   const tunnel = /Proxy response \((\d{3})\) !== 200/.exec(error instanceof Error ? error.message : '');
   if (tunnel !== null) {
     const status = Number(tunnel[1]);
-    const via = proxyUrl === undefined ? 'the proxy' : `the proxy ${proxyUrl}`;
+    const via = proxyUrl === undefined ? 'the proxy' : `the proxy ${withoutUserinfo(proxyUrl)}`;
     const what = status === 407 ? 'asks for authentication (HTTP 407)' : `refused the tunnel (HTTP ${status})`;
     return new MmauthError('connection_failed', `${label}: ${via} ${what}`, {
       cause: error,
@@ -73,7 +74,10 @@ export function describeNetworkFailure(
   }
   if (proxyUrl !== undefined && isProxyItself(proxyUrl, cause)) {
     const what = code === 'ECONNREFUSED' ? 'refused the connection' : `failed (${code || causeMessage})`;
-    return new MmauthError('connection_failed', `${label}: the proxy ${proxyUrl} ${what}`, { cause: error, details });
+    return new MmauthError('connection_failed', `${label}: the proxy ${withoutUserinfo(proxyUrl)} ${what}`, {
+      cause: error,
+      details,
+    });
   }
   const known: Record<string, string> = {
     ECONNREFUSED: 'connection refused',

@@ -37,6 +37,8 @@ export interface StreamOptions {
   trace?: (line: string) => void;
   /** Secrets the trace must never show (the bearer token). */
   secrets?: readonly string[];
+  /** The run's one scrubber (AppContext.secrets). */
+  scrubber?: SecretScrubber;
 }
 
 /**
@@ -56,7 +58,7 @@ export async function sendStreamRequest(
   if (request.body !== undefined) headers['content-length'] = String(request.body.byteLength);
   const label = `${request.method} ${url.href}`;
   if (options.trace !== undefined) {
-    const scrubber = new SecretScrubber();
+    const scrubber = options.scrubber ?? new SecretScrubber();
     for (const secret of options.secrets ?? []) scrubber.remember(secret);
     const text = request.body === undefined ? undefined : Buffer.from(request.body).toString('utf8');
     traceRequest(options.trace, scrubber, url.href, { method: request.method, headers, body: text });

@@ -11,8 +11,12 @@ export interface OutputStreams {
 export interface Output {
   /** One line of data on stdout (a bare token, a header). */
   data(line: string): void;
-  /** One JSON document on stdout, pretty-printed, snake_case keys as given. */
-  json(value: unknown): void;
+  /**
+   * One JSON document on stdout, pretty-printed, snake_case keys as given; with `redact`, every
+   * known secret scrubbed (error documents, doctor's report), never for a document whose job is a
+   * secret (decisions 31).
+   */
+  json(value: unknown, options?: { redact?: boolean }): void;
   /** A plain human line on stderr. */
   info(line: string): void;
   /** A success line on stderr (green ✓ on a colour terminal). */
@@ -45,9 +49,14 @@ const plain: Paint = { green: (t) => t, yellow: (t) => t, red: (t) => t, dim: (t
 
 /**
  * Creates the Output. Colour only when stderr is a TTY and NO_COLOR is unset or empty
- * (no-color.org); chalk is imported only then, so non-interactive runs never load it.
+ * (no-color.org); chalk is imported only then, so non-interactive runs never load it. `scrub`
+ * removes the run's known secrets from every line for people.
  */
-export async function createOutput(streams: OutputStreams, env: NodeJS.ProcessEnv): Promise<Output> {
+export async function createOutput(
+  streams: OutputStreams,
+  env: NodeJS.ProcessEnv,
+  scrub: (text: string) => string = (text) => text,
+): Promise<Output> {
   const isTerminal = streams.stderr.isTTY === true;
   const isColour = isTerminal && (env.NO_COLOR ?? '') === '';
   let paint = plain;
@@ -58,14 +67,16 @@ export async function createOutput(streams: OutputStreams, env: NodeJS.ProcessEn
   }
   const err = (line: string) => streams.stderr.write(`${line}\n`);
   let hasPrintedJson = false;
-  // Whatever a server, a user or the environment supplied is shown escaped, never obeyed.
-  const safe = sanitizeForTerminal;
+  // Whatever a server, a user or the environment supplied is shown escaped, never obeyed, and no
+  // secret this run knows is shown at all (decisions 31: every line for people).
+  const safe = (line: string) => sanitizeForTerminal(scrub(line));
   return {
     isTerminal,
     data: (line) => streams.stdout.write(`${line}\n`),
-    json: (value) => {
+    json: (value, options = {}) => {
       hasPrintedJson = true;
-      streams.stdout.write(`${escapeJsonForTerminal(JSON.stringify(value, null, 2))}\n`);
+      const text = JSON.stringify(value, null, 2);
+      streams.stdout.write(`${escapeJsonForTerminal(options.redact === true ? scrub(text) : text)}\n`);
     },
     get hasPrintedJson() {
       return hasPrintedJson;

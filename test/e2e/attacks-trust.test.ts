@@ -191,3 +191,100 @@ describe('two-step login', () => {
     expect(genuine.code, genuine.stderr).toBe(0);
   });
 });
+
+describe('secrets are redacted in everything mmauth prints, not only in the trace', () => {
+  /** A token endpoint whose error_description echoes the request it got, as a careless server does. */
+  async function startEchoingServer() {
+    const holder: { requests: Array<{ body: string }> } = { requests: [] };
+    const server = await startHostileServer({
+      'POST /oauth2/token': (_req, res) => {
+        const body = holder.requests.at(-1)?.body ?? '';
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'invalid_request', error_description: `you sent ${body}` }));
+      },
+    });
+    holder.requests = server.requests;
+    return server;
+  }
+
+  it('8: a server echoing the request puts no client secret into the error line or the --json error', async () => {
+    const server = await startEchoingServer();
+    const secret = 'client-secret-to-keep-0123456789';
+    const env = { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_BASE_URL: server.baseUrl, MMAUTH_CLIENT_ID: 'app' };
+    for (const args of [['client-credentials'], ['client-credentials', '--json']]) {
+      const result = await runCli([...args, '--client-secret-stdin'], { env, input: `${secret}\n` });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('you sent');
+      expect(`${result.stdout}${result.stderr}`).not.toContain(secret);
+      expect(`${result.stdout}${result.stderr}`).not.toContain(encodeURIComponent(secret).replace(/-/g, '%2D'));
+    }
+  });
+
+  it('8: a server echoing a refresh request puts no refresh token or stored secret into anything printed', async () => {
+    const server = await startEchoingServer();
+    const configDir = makeConfigDir();
+    const refreshToken = 'r'.repeat(20) + 'refresh-secret';
+    writeProfiles(configDir, {
+      default: {
+        base_url: server.baseUrl,
+        client_id: 'app',
+        client_secret: 'stored-client-secret-000',
+        token: { ...storedToken('o'.repeat(43), inS(-10)), refresh_token: refreshToken },
+      },
+    });
+    const result = await runCli(['token', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    expect(result.code).not.toBe(0);
+    const printed = `${result.stdout}${result.stderr}`;
+    expect(printed).toContain('you sent');
+    expect(printed).not.toContain('refresh-secret');
+    expect(printed).not.toContain('stored-client-secret-000');
+  });
+
+  it('8: api error lines never print credential-like query values; the trace redacts X-Api-Key and X-Auth-Token', async () => {
+    const { env } = await (async () => {
+      const configDir = makeConfigDir();
+      writeProfiles(configDir, {
+        default: { base_url: 'http://127.0.0.1:1', client_id: 'app', token: storedToken('a'.repeat(43), inS(3600)) },
+      });
+      return { env: { MMAUTH_CONFIG_DIR: configDir } };
+    })();
+    const result = await runCli(
+      [
+        'api',
+        '/api/me?access_token=query-token-value&api_key=query-key-value',
+        '-H',
+        'X-Api-Key: header-key-value',
+        '-H',
+        'X-Auth-Token: header-token-value',
+        '--verbose',
+        '--timeout',
+        '2',
+      ],
+      { env },
+    );
+    expect(result.code).toBe(3);
+    for (const value of ['query-token-value', 'query-key-value', 'header-key-value', 'header-token-value']) {
+      expect(result.stderr).not.toContain(value);
+    }
+  });
+
+  it('5: a proxy password never appears in doctor lines, its --json detail, or any network error', async () => {
+    const env = {
+      MMAUTH_CONFIG_DIR: makeConfigDir(),
+      MMAUTH_BASE_URL: 'https://maps.example.invalid',
+      MMAUTH_CLIENT_ID: 'app',
+      HTTPS_PROXY: 'http://proxyuser:pa55word-proxy@127.0.0.1:1',
+      NO_PROXY: '',
+    };
+    for (const args of [
+      ['doctor', '--timeout', '2'],
+      ['doctor', '--json', '--timeout', '2'],
+      ['info', '--timeout', '2'],
+      ['info', '--json', '--timeout', '2'],
+    ]) {
+      const result = await runCli(args, { env: { ...env, MMAUTH_TOKEN: 'a'.repeat(43) } });
+      expect(`${result.stdout}${result.stderr}`).not.toContain('pa55word-proxy');
+      expect(`${result.stdout}${result.stderr}`).not.toContain('proxyuser:');
+    }
+  });
+});

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { onTestFinished } from 'vitest';
-import { credentialStoreSetting, readStdinText, type AppContext } from '../../src/context.js';
+import { credentialStoreSetting, readStdinText, rememberingStore, type AppContext } from '../../src/context.js';
 import { MmauthError } from '../../src/errors.js';
 import { createHttpClient } from '../../src/http/http-client.js';
+import { rememberEnvironmentSecrets, SecretScrubber } from '../../src/http/redact.js';
 import type { Keyring } from '../../src/store/keyring.js';
 import { openProfileStore, type ProfileStore } from '../../src/store/profile-store.js';
 import { noKeyring } from './memory-keyring.js';
@@ -117,14 +118,19 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
   onTestFinished(() => interrupt.abort());
   let output: Promise<Output> | undefined;
   let store: Promise<ProfileStore> | undefined;
+  const secrets = new SecretScrubber();
+  rememberEnvironmentSecrets(secrets, env);
   const keyring = options.keyring;
   const openStore = () =>
     (store ??= (async () =>
-      openProfileStore({
-        configDir: env.MMAUTH_CONFIG_DIR ?? configDir,
-        credentialStore: credentialStoreSetting(env),
-        openKeyring: keyring === undefined ? noKeyring : async () => keyring,
-      }))());
+      rememberingStore(
+        await openProfileStore({
+          configDir: env.MMAUTH_CONFIG_DIR ?? configDir,
+          credentialStore: credentialStoreSetting(env),
+          openKeyring: keyring === undefined ? noKeyring : async () => keyring,
+        }),
+        secrets,
+      ))());
   const browser = options.browser;
   const random = options.random;
   return {
@@ -135,18 +141,26 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
     stderr,
     signal: interrupt.signal,
     nowMs: () => nowMs,
-    output: () => (output ??= createOutput({ stdout, stderr }, env)),
+    secrets,
+    output: () => (output ??= createOutput({ stdout, stderr }, env, (text) => secrets.scrub(text))),
     prompter: NO_PROMPTS,
     openStore,
     store: openStore,
     http: (timeoutMs, trace) =>
-      createHttpClient({ timeoutMs, interrupt: interrupt.signal, env, ...(trace === undefined ? {} : { trace }) }),
+      createHttpClient({
+        timeoutMs,
+        interrupt: interrupt.signal,
+        env,
+        scrubber: secrets,
+        ...(trace === undefined ? {} : { trace }),
+      }),
     stream: async (url, request, streamOptions) =>
       (await import('../../src/http/stream-request.js')).sendStreamRequest(url, request, {
         ...streamOptions,
         interrupt: interrupt.signal,
         env,
         userAgent: 'mmauth/test',
+        scrubber: secrets,
       }),
     browser: () => ({ open: browser ?? (async () => ({ isOpened: false, reason: 'no browser in this test' })) }),
     readTextFile: async (path) => (await import('node:fs/promises')).readFile(path, 'utf8'),

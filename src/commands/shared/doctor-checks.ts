@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { reasonNotToOpen } from '../../browser/open-browser.js';
 import { isMmauthError } from '../../errors.js';
 import { proxySettings } from '../../http/proxy-transport.js';
+import { withoutUserinfo } from '../../http/redact.js';
 import { resolveEndpoints, type Endpoints } from '../../oauth/endpoints.js';
 import type { ServerConfiguration } from '../../oauth/server-configuration.js';
 import { formatDuration } from '../../ui/format.js';
@@ -82,12 +83,14 @@ export function checkBaseUrl(
     const rule = entry.trim().replace(/^\*?\./, '');
     return rule !== '' && (rule === '*' || host === rule || host.endsWith(`.${rule}`));
   });
+  // A proxy URL's userinfo (a password) is never printed.
+  const shown = via === undefined ? undefined : withoutUserinfo(via);
   const proxyLine =
-    via === undefined
+    shown === undefined
       ? 'no proxy'
       : isExempt
-        ? `proxy ${via} set, but NO_PROXY exempts ${host}`
-        : `through the proxy ${via}`;
+        ? `proxy ${shown} set, but NO_PROXY exempts ${host}`
+        : `through the proxy ${shown}`;
   return { checks: [ok('base URL', `${endpoints.baseUrl} (${proxyLine})`)], endpoints };
 }
 

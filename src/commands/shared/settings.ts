@@ -139,7 +139,10 @@ export async function findClientSecret(
     }
     if (secret === undefined) return undefined;
   }
-  return checkSecret(secret);
+  const checked = checkSecret(secret);
+  // Known now: no message, hint or JSON error of this run may print it (a server may echo it).
+  ctx.secrets.remember(checked);
+  return checked;
 }
 
 function checkSecret(raw: string): string {
@@ -162,10 +165,11 @@ export async function resolveClientSecret(
   ctx: AppContext,
   target: SecretTarget,
 ): Promise<string> {
-  return (
+  const secret =
     (await findClientSecret(options, ctx, target)) ??
-    checkSecret(await ctx.prompter.secret('Client secret:', SECRET_SOURCES))
-  );
+    checkSecret(await ctx.prompter.secret('Client secret:', SECRET_SOURCES));
+  ctx.secrets.remember(secret);
+  return secret;
 }
 
 /**
