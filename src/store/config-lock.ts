@@ -1,4 +1,4 @@
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { MmauthError } from '../errors.js';
 import { assertSafePath } from './path-safety.js';
 
@@ -36,6 +36,38 @@ function holderOf(lockPath: string): string | undefined {
   }
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
   return isAlive(pid) ? `held by pid ${pid}` : `left by pid ${pid}, which is gone (taken over once 10 s old)`;
+}
+
+/** Whether something other than a directory (a regular file, a FIFO) stands where the lock goes. */
+function isPlantedFile(lockPath: string): boolean {
+  try {
+    const stats = lstatSync(lockPath);
+    return !stats.isDirectory() && !stats.isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Writes this process's pid beside the lock, never through a link: whatever stands there is
+ * removed (a link itself, not its target), and the file is created exclusively with O_NOFOLLOW.
+ */
+function writePidFile(pidFile: string): void {
+  try {
+    rmSync(pidFile, { force: true });
+    const fd = openSync(
+      pidFile,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o600,
+    );
+    try {
+      writeSync(fd, String(process.pid));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // The pid only makes a waiter's message more useful.
+  }
 }
 
 function isFromTheFuture(lockPath: string): boolean {
@@ -76,6 +108,16 @@ export async function lockConfig(path: string, onWait: (message: string) => void
   assertSafePath(lockPath, 'lock');
   // A lock from the future never goes stale: waiting for it would only postpone the same failure.
   if (isFromTheFuture(lockPath)) throw describeLockFailure(lockPath, new Error('lock from the future'), Date.now());
+  // mmauth's lock is a directory (proper-lockfile's mkdir): a file there was planted, and would be waited on for nothing.
+  if (isPlantedFile(lockPath)) {
+    throw new MmauthError(
+      'store_lock_failed',
+      `cannot lock the config: ${lockPath} is a file, not a lock mmauth made`,
+      {
+        details: { lock: lockPath },
+      },
+    );
+  }
   const { lock } = await import('proper-lockfile');
   const notice = setTimeout(() => {
     const holder = holderOf(lockPath);
@@ -96,11 +138,7 @@ export async function lockConfig(path: string, onWait: (message: string) => void
       },
     });
     const pidFile = pidFileOf(lockPath);
-    try {
-      writeFileSync(pidFile, String(process.pid), { mode: 0o600 });
-    } catch {
-      // The pid only makes a waiter's message more useful.
-    }
+    writePidFile(pidFile);
     return async () => {
       rmSync(pidFile, { force: true });
       await release();

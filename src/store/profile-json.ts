@@ -1,5 +1,6 @@
 import { TOKEN_ORIGINS } from '../oauth/wire.js';
 import { isRecord } from '../util/is-record.js';
+import { isVisibleWord } from '../util/visible-word.js';
 import type { CredentialStoreRecord, PendingLogin, Profile, StoredToken } from './profile.js';
 import { SECRET_FIELDS, type ProfileSecrets, type SealedSecrets, type SecretField } from './secrets.js';
 
@@ -106,13 +107,16 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
       throw new ProfileFormatError(`${where}.token.grant "${grant}" is unknown`);
     }
     token = {
-      accessToken: secretField(t, 'accessToken', `${where}.token`, sealing, true) ?? '',
-      tokenType: requiredString(t, 'token_type', `${where}.token`),
+      accessToken: word(
+        secretField(t, 'accessToken', `${where}.token`, sealing, true) ?? '',
+        `${where}.token.access_token`,
+      ),
+      tokenType: word(requiredString(t, 'token_type', `${where}.token`), `${where}.token.token_type`),
       scope: optionalString(t, 'scope', `${where}.token`),
       grant: knownGrant,
-      obtainedAt: requiredString(t, 'obtained_at', `${where}.token`),
-      expiresAt: optionalString(t, 'expires_at', `${where}.token`),
-      refreshToken: secretField(t, 'refreshToken', `${where}.token`, sealing),
+      obtainedAt: instant(requiredString(t, 'obtained_at', `${where}.token`), `${where}.token.obtained_at`),
+      expiresAt: instant(optionalString(t, 'expires_at', `${where}.token`), `${where}.token.expires_at`),
+      refreshToken: word(secretField(t, 'refreshToken', `${where}.token`, sealing), `${where}.token.refresh_token`),
     };
   }
   const lastGrant = isRecord(json.token) ? json.token.grant : json.last_grant;
@@ -129,6 +133,27 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
     chainToRetire: splitChain(secretField(json, 'chainToRetire', where, sealing)),
     token,
   };
+}
+
+/**
+ * A stored token value as mmauth wrote it: printable ASCII without spaces (what the parsers accept
+ * from a server). Anything else was not written by mmauth, and is an error, never a payload (a
+ * token holding terminal escapes would be written raw by `token`). The empty placeholder of a
+ * listed sealed value passes.
+ */
+function word<T extends string | undefined>(value: T, where: string): T {
+  if (value !== undefined && value !== '' && !isVisibleWord(value)) {
+    throw new ProfileFormatError(`${where} is not a token (printable ASCII without spaces)`);
+  }
+  return value;
+}
+
+/** A stored instant as mmauth wrote it (ISO 8601), else ProfileFormatError naming the field. */
+function instant<T extends string | undefined>(value: T, where: string): T {
+  if (value !== undefined && Number.isNaN(Date.parse(value))) {
+    throw new ProfileFormatError(`${where} is not a date ("${value.slice(0, 40)}")`);
+  }
+  return value;
 }
 
 /** The stored chain (space-separated access tokens) as a list; undefined when empty. */

@@ -288,3 +288,62 @@ describe('secrets are redacted in everything mmauth prints, not only in the trac
     }
   });
 });
+
+describe('the store: a planted file', () => {
+  it('10: a config.json.lock.pid planted as a link is never written through; its target is untouched', async () => {
+    const { mkdtempSync, readFileSync, symlinkSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const emulator = await startTestEmulator();
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, { MMAUTH_CREDENTIAL_STORE: 'file' });
+    expect((await runCli(['client-credentials'], { env })).code).toBe(0);
+    const victim = join(mkdtempSync(join(tmpdir(), 'mmauth-victim-')), 'precious');
+    writeFileSync(victim, 'precious contents');
+    symlinkSync(victim, join(configDir, 'config.json.lock.pid'));
+    const result = await runCli(['client-credentials', '--replace'], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(victim, 'utf8')).toBe('precious contents');
+  });
+
+  it('10: a planted regular config.json.lock is named at once ("not a lock mmauth made"), not waited on', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const emulator = await startTestEmulator();
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, { MMAUTH_CREDENTIAL_STORE: 'file' });
+    expect((await runCli(['client-credentials'], { env })).code).toBe(0);
+    writeFileSync(join(configDir, 'config.json.lock'), '');
+    const started = Date.now();
+    const result = await runCli(['client-credentials', '--replace'], { env });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('not a lock mmauth made');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it.each([
+    ['an access token holding terminal escapes', { access_token: 'abc\u001b]0;PWNED\u0007def' }, 'token.access_token'],
+    ['an expires_at that is not a date', { expires_at: 'not-a-date' }, 'token.expires_at'],
+    ['a refresh token with a space', { refresh_token: 'a b c d e f g' }, 'token.refresh_token'],
+  ])(
+    '16: a stored value mmauth did not write (%s) is store_malformed (exit 1) naming the profile and field, never printed',
+    async (_name, patch, field) => {
+      const configDir = makeConfigDir();
+      writeProfiles(configDir, {
+        work: {
+          base_url: 'http://127.0.0.1:1',
+          client_id: 'app',
+          token: { ...storedToken('a'.repeat(43), inS(3600)), ...patch },
+        },
+      });
+      for (const command of [['token'], ['header'], ['status']]) {
+        const result = await runCli([...command, '--profile', 'work'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+        expect(result.code, `${command[0]}: ${result.stderr}`).toBe(1);
+        expect(result.stderr).toContain(`profiles.work.${field}`);
+        expect(result.stdout).toBe('');
+        expect(result.stderr).not.toContain('unexpected failure');
+        expect(`${result.stdout}${result.stderr}`).not.toMatch(/\u001b\]0;PWNED/);
+      }
+    },
+  );
+});
