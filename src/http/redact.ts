@@ -31,10 +31,23 @@ const SECRET_FIELDS = new Set([
 /** Parts of a name that mark a credential wherever they stand (`X-Api-Key`, `X-Auth-Token`, `db_password`). */
 const SECRET_NAME_PARTS = /token|secret|key|auth|password|passwd|cookie|credential|signature/;
 
+/** Names that match SECRET_NAME_PARTS but carry none: the protocol's own descriptive fields, kept for the trace's sake. */
+const DESCRIPTIVE_FIELDS = new Set([
+  'tokentype',
+  'tokentypehint',
+  'issuedtokentype',
+  'requestedtokentype',
+  'wwwauthenticate',
+  'authenticationinfo',
+  'tokenendpointauthmethod',
+  'keyid',
+]);
+
 /** Whether a parameter, field or header name carries a secret. */
 export function isSecretField(name: string): boolean {
   const folded = name.toLowerCase().replace(/[-_]/g, '');
-  return SECRET_FIELDS.has(folded) || SECRET_NAME_PARTS.test(folded);
+  if (SECRET_FIELDS.has(folded)) return true;
+  return !DESCRIPTIVE_FIELDS.has(folded) && SECRET_NAME_PARTS.test(folded);
 }
 
 function escapeRegExp(text: string): string {
@@ -171,7 +184,7 @@ export function redactHeader(name: string, value: string, scrubber: SecretScrubb
   if (lower === 'cookie' || lower === 'set-cookie') {
     return value.replace(/=([^;]*)/g, `=${REDACTED}`);
   }
-  if (isSecretField(lower) && lower !== 'www-authenticate') {
+  if (isSecretField(lower)) {
     scrubber.remember(value);
     return REDACTED;
   }

@@ -1,6 +1,6 @@
 import { MmauthError } from '../errors.js';
 import type { Keyring } from './keyring.js';
-import { KEY_BYTES, type ProfileSecrets, type SealedSecrets } from './secrets.js';
+import { KEY_BYTES, type CredentialBinding, type ProfileSecrets, type SealedSecrets } from './secrets.js';
 
 /** The cipher, loaded at the first sealed profile (start-up and `token`'s read of a copy load no crypto). */
 const cipher = () => import('./sealed-secrets.js');
@@ -17,27 +17,69 @@ export interface CredentialVault {
   /** The keyring's name, for people. */
   readonly keyringName: string;
   /**
-   * The secrets sealed for `profileName`. Throws `credentials_lost` when the keyring answers that
-   * the key is gone or the key does not open the blob; `keyring_unavailable`/`keyring_failed` when
-   * the keyring cannot be asked.
+   * The secrets sealed for the profile of `binding` (its name, origin and client id as the file
+   * gives them). Throws `credentials_lost` when the keyring answers that the key is gone, the key
+   * id is not one mmauth makes, or the key does not open the blob (another binding: the file was
+   * edited); `keyring_unavailable`/`keyring_failed` when the keyring cannot be asked.
    */
-  open(profileName: string, sealed: SealedSecrets): Promise<ProfileSecrets>;
+  open(binding: CredentialBinding, sealed: SealedSecrets): Promise<ProfileSecrets>;
   /**
-   * Seals `secrets` for `profileName` with the first of `keyIds` the keyring still holds, or with
-   * a new key stored in the keyring first. Throws `keyring_unavailable`/`keyring_failed`.
+   * Seals `secrets` for `binding` with the first of `keyIds` the keyring still holds as a key, or
+   * with a new key stored in the keyring first. Throws `keyring_unavailable`/`keyring_failed`.
    */
-  seal(profileName: string, secrets: ProfileSecrets, keyIds: Iterable<string>): Promise<SealedSecrets>;
-  /** The access token copied under `account` (putCopy), or undefined when the keyring has none. */
-  getCopy(account: string): Promise<string | undefined>;
+  seal(binding: CredentialBinding, secrets: ProfileSecrets, keyIds: Iterable<string>): Promise<SealedSecrets>;
+  /** The access token copied under `account` (putCopy) for `binding`, or undefined when there is none for it. */
+  getCopy(account: string, binding: CredentialBinding): Promise<string | undefined>;
   /**
-   * Keeps a copy of `accessToken` in the keyring under a new account, `access-token.` and 128
-   * random bits, and returns that account. Throws `keyring_unavailable`/`keyring_failed`.
+   * Keeps a copy of `accessToken`, bound to `binding`, in the keyring under a new account
+   * (`access-token.` and 128 random bits, of kind `copy`), and returns that account. Throws
+   * `keyring_unavailable`/`keyring_failed`.
    */
-  putCopy(accessToken: string): Promise<string>;
+  putCopy(accessToken: string, binding: CredentialBinding): Promise<string>;
   /** Asks the keyring once (a read of an account mmauth never writes). Throws `keyring_unavailable`/`keyring_failed`. */
   check(): Promise<void>;
-  /** Removes these accounts (keys, items) from the keyring once nothing uses them. Throws keyring errors. */
-  forget(keyIds: Iterable<string>): Promise<void>;
+  /**
+   * Removes these token copies from the keyring once nothing uses them. Keys are never removed:
+   * another copy of the config directory may still need one. Throws keyring errors.
+   */
+  forget(accounts: Iterable<string>): Promise<void>;
+}
+
+/** Whether `keyId` is a key id mmauth makes (128 random bits in hex); a planted name is no key. */
+export function isKeyId(keyId: string): boolean {
+  return /^[0-9a-f]{32}$/.test(keyId);
+}
+
+/** Whether `account` names a token copy (putCopy). */
+export function isCopyAccount(account: string): boolean {
+  return /^access-token\.[0-9a-f]{32}$/.test(account);
+}
+
+/** A copy's stored form: the token with the binding it belongs to. */
+function copyValue(accessToken: string, binding: CredentialBinding): string {
+  return JSON.stringify({
+    v: 2,
+    profile: binding.profileName,
+    origin: binding.origin,
+    client_id: binding.clientId,
+    token: accessToken,
+  });
+}
+
+/** The token of a copy's stored form when it belongs to `binding`; undefined otherwise (a copy of another profile, or of an older format). */
+function copyToken(value: string | undefined, binding: CredentialBinding): string | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(value) as Record<string, unknown>;
+    const isOwn =
+      parsed.v === 2 &&
+      parsed.profile === binding.profileName &&
+      parsed.origin === binding.origin &&
+      parsed.client_id === binding.clientId;
+    return isOwn && typeof parsed.token === 'string' ? parsed.token : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function decodeKey(value: string): Buffer | undefined {
@@ -55,8 +97,9 @@ export function createCredentialVault(keyringName: string, openKeyring: () => Pr
   const keys = new Map<string, Buffer | undefined>();
   const theKeyring = () => (keyring ??= openKeyring());
   const readKey = async (keyId: string): Promise<Buffer | undefined> => {
+    if (!isKeyId(keyId)) return undefined;
     if (keys.has(keyId)) return keys.get(keyId);
-    const value = await (await theKeyring()).get(keyId);
+    const value = await (await theKeyring()).get(keyId, 'key');
     const key = value === undefined ? undefined : decodeKey(value);
     keys.set(keyId, key);
     return key;
@@ -68,39 +111,45 @@ export function createCredentialVault(keyringName: string, openKeyring: () => Pr
     );
   return {
     keyringName,
-    async open(profileName, sealed) {
+    async open(binding, sealed) {
+      const { profileName } = binding;
       const [key, { openSealed }] = await Promise.all([readKey(sealed.keyId), cipher()]);
       if (key === undefined) throw lost(profileName, `their key is not in the ${keyringName}`);
-      const secrets = openSealed(sealed, profileName, key);
-      if (secrets === undefined) throw lost(profileName, `the key in the ${keyringName} does not open them`);
+      const secrets = openSealed(sealed, binding, key);
+      if (secrets === undefined) {
+        throw lost(profileName, `the key in the ${keyringName} does not open them for this profile, server and client`);
+      }
       return secrets;
     },
-    async seal(profileName, secrets, keyIds) {
+    async seal(binding, secrets, keyIds) {
       const { sealSecrets } = await cipher();
       for (const keyId of new Set(keyIds)) {
         const key = await readKey(keyId);
-        if (key !== undefined) return sealSecrets(secrets, profileName, keyId, key);
+        if (key !== undefined) return sealSecrets(secrets, binding, keyId, key);
       }
       // A key id: 128 random bits in hex, the keyring account of its key.
       const keyId = (await randomBytes(16)).toString('hex');
       const key = await randomBytes(KEY_BYTES);
-      await (await theKeyring()).set(keyId, key.toString('base64'));
+      await (await theKeyring()).set(keyId, key.toString('base64'), 'key');
       keys.set(keyId, key);
-      return sealSecrets(secrets, profileName, keyId, key);
+      return sealSecrets(secrets, binding, keyId, key);
     },
-    getCopy: async (account) => (await theKeyring()).get(account),
-    async putCopy(accessToken) {
+    getCopy: async (account, binding) =>
+      isCopyAccount(account) ? copyToken(await (await theKeyring()).get(account, 'copy'), binding) : undefined,
+    async putCopy(accessToken, binding) {
       const account = `access-token.${(await randomBytes(16)).toString('hex')}`;
-      await (await theKeyring()).set(account, accessToken);
+      await (await theKeyring()).set(account, copyValue(accessToken, binding), 'copy');
       return account;
     },
     async check() {
       await (await theKeyring()).get('mmauth-check');
     },
-    async forget(keyIds) {
-      for (const keyId of new Set(keyIds)) {
-        await (await theKeyring()).delete(keyId);
-        keys.set(keyId, undefined);
+    async forget(accounts) {
+      for (const account of new Set(accounts)) {
+        if (!isCopyAccount(account)) continue;
+        await (await theKeyring()).delete(account, 'copy');
+        // A copy written before copies had a service of their own.
+        await (await theKeyring()).delete(account, 'key');
       }
     },
   };

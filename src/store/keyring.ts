@@ -1,18 +1,28 @@
 import { MmauthError } from '../errors.js';
 
-/** The keyring's service name: every item mmauth keeps there is (service `mmauth`, account = a key id). */
+/** The keyring's service name for keys: (service `mmauth`, account = a key id). */
 export const KEYRING_SERVICE = 'mmauth';
+/** The service name of access-token copies: told apart from keys by this attribute, never by a name the file gives. */
+export const COPY_SERVICE = 'mmauth.access-token';
 
-/** An OS keyring, as the credential vault uses it: small text values under an account name. */
+/** What a keyring item is: a sealing key, or a copy of an access token. */
+export type KeyringItemKind = 'key' | 'copy';
+
+/** An OS keyring, as the credential vault uses it: small text values under an account name, of a kind. */
 export interface Keyring {
   /** What it is, for people: `Secret Service (D-Bus)`, `macOS Keychain`, `Windows Credential Manager`. */
   readonly name: string;
-  /** The value kept for `account`, or undefined when the keyring answers that there is none. */
-  get(account: string): Promise<string | undefined>;
-  /** Keeps `value` under `account`, replacing what was there. */
-  set(account: string, value: string): Promise<void>;
-  /** Removes `account`; false when there was nothing to remove. */
-  delete(account: string): Promise<boolean>;
+  /** The value kept for `account` of `kind` (default `key`), or undefined when the keyring answers that there is none. */
+  get(account: string, kind?: KeyringItemKind): Promise<string | undefined>;
+  /** Keeps `value` under `account` of `kind`, replacing what was there. */
+  set(account: string, value: string, kind?: KeyringItemKind): Promise<void>;
+  /** Removes `account` of `kind`; false when there was nothing to remove. */
+  delete(account: string, kind?: KeyringItemKind): Promise<boolean>;
+}
+
+/** The service attribute of an item of `kind`. */
+function serviceOf(kind: KeyringItemKind = 'key'): string {
+  return kind === 'copy' ? COPY_SERVICE : KEYRING_SERVICE;
 }
 
 /**
@@ -105,12 +115,12 @@ export async function openOsKeyring(platform: NodeJS.Platform): Promise<Keyring>
   };
   return {
     name,
-    get: async (account) =>
-      (await call('reading an item', () => new addon.Entry(KEYRING_SERVICE, account, options).getPassword())) ??
+    get: async (account, kind) =>
+      (await call('reading an item', () => new addon.Entry(serviceOf(kind), account, options).getPassword())) ??
       undefined,
-    set: async (account, value) =>
-      call('storing an item', () => new addon.AsyncEntry(KEYRING_SERVICE, account, options).setPassword(value)),
-    delete: async (account) =>
-      call('removing an item', () => new addon.AsyncEntry(KEYRING_SERVICE, account, options).deletePassword()),
+    set: async (account, value, kind) =>
+      call('storing an item', () => new addon.AsyncEntry(serviceOf(kind), account, options).setPassword(value)),
+    delete: async (account, kind) =>
+      call('removing an item', () => new addon.AsyncEntry(serviceOf(kind), account, options).deletePassword()),
   };
 }

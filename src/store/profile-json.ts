@@ -1,6 +1,6 @@
 import { TOKEN_ORIGINS } from '../oauth/wire.js';
 import { isRecord } from '../util/is-record.js';
-import { isVisibleWord } from '../util/visible-word.js';
+import { instant, word } from './stored-values.js';
 import type { CredentialStoreRecord, PendingLogin, Profile, StoredToken } from './profile.js';
 import { SECRET_FIELDS, type ProfileSecrets, type SealedSecrets, type SecretField } from './secrets.js';
 
@@ -71,6 +71,7 @@ export function parseSealed(json: unknown, where: string): SealedSecrets | undef
     nonce: requiredString(sealed, 'nonce', `${where}.sealed`),
     ciphertext: requiredString(sealed, 'ciphertext', `${where}.sealed`),
     fields: fields as SecretField[],
+    version: sealed.v === 2 ? 2 : 1,
   };
 }
 
@@ -133,27 +134,6 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
     chainToRetire: splitChain(secretField(json, 'chainToRetire', where, sealing)),
     token,
   };
-}
-
-/**
- * A stored token value as mmauth wrote it: printable ASCII without spaces (what the parsers accept
- * from a server). Anything else was not written by mmauth, and is an error, never a payload (a
- * token holding terminal escapes would be written raw by `token`). The empty placeholder of a
- * listed sealed value passes.
- */
-function word<T extends string | undefined>(value: T, where: string): T {
-  if (value !== undefined && value !== '' && !isVisibleWord(value)) {
-    throw new ProfileFormatError(`${where} is not a token (printable ASCII without spaces)`);
-  }
-  return value;
-}
-
-/** A stored instant as mmauth wrote it (ISO 8601), else ProfileFormatError naming the field. */
-function instant<T extends string | undefined>(value: T, where: string): T {
-  if (value !== undefined && Number.isNaN(Date.parse(value))) {
-    throw new ProfileFormatError(`${where} is not a date ("${value.slice(0, 40)}")`);
-  }
-  return value;
 }
 
 /** The stored chain (space-separated access tokens) as a list; undefined when empty. */
@@ -244,7 +224,13 @@ export function serializeProfile(
     out.token = token;
   }
   if (sealed !== undefined) {
-    out.sealed = { key_id: sealed.keyId, nonce: sealed.nonce, ciphertext: sealed.ciphertext, fields: sealed.fields };
+    out.sealed = {
+      v: sealed.version,
+      key_id: sealed.keyId,
+      nonce: sealed.nonce,
+      ciphertext: sealed.ciphertext,
+      fields: sealed.fields,
+    };
   }
   return out;
 }

@@ -12,6 +12,7 @@ import { keyringName, openOsKeyring } from './keyring.js';
 import { accessTokenRefOf, parseProfile, parseSealed, ProfileFormatError, serializeProfile } from './profile-json.js';
 import { listProfile } from './profile-listing.js';
 import { emptyProfile, type Profile } from './profile.js';
+import { bindingOf } from './secrets.js';
 import type { ProfileStore, StoreLocation, WriteIntent } from './store-types.js';
 
 export type { CredentialStoreSetting, ProfileStore, ReadOptions, StoreLocation, WriteIntent } from './store-types.js';
@@ -92,7 +93,9 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     const sealed = parsing(() => parseSealed(raw, where(name)));
     if (sealed === undefined) return parsing(() => parseProfile(raw, where(name)));
     try {
-      const secrets = await vault.open(name, sealed);
+      const json = isRecord(raw) ? raw : {};
+      const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+      const secrets = await vault.open(bindingOf(name, text(json.base_url), text(json.client_id)), sealed);
       return parsing(() => parseProfile(raw, where(name), secrets));
     } catch (error) {
       if (lost === 'omit' && isMmauthError(error) && error.code === 'credentials_lost') {
@@ -132,6 +135,7 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       record: current.credentialStore,
       accessToken: current.token?.accessToken,
       ref: accessTokenRefOf(raw),
+      binding: bindingOf(name, current.baseUrl, current.clientId),
     };
     const next = await change(current);
     if (next === undefined) {
@@ -178,9 +182,12 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       const raw = readAll().get(name);
       return raw === undefined ? undefined : parsing(() => listProfile(raw, where(name)));
     },
-    async readAccessToken(token) {
+    async readAccessToken(name, listed) {
+      const token = listed.token;
+      if (token === undefined) return undefined;
       if (token.plainAccessToken !== undefined) return token.plainAccessToken;
-      return token.accessTokenRef === undefined ? undefined : vault.getCopy(token.accessTokenRef);
+      const binding = bindingOf(name, listed.baseUrl, listed.clientId);
+      return token.accessTokenRef === undefined ? undefined : vault.getCopy(token.accessTokenRef, binding);
     },
     async assertCanStore(name, intent = {}) {
       const raw = readAll().get(name);

@@ -30,6 +30,35 @@ export interface SealedSecrets {
   nonce: string;
   ciphertext: string;
   fields: SecretField[];
+  /**
+   * The format: 2 binds the blob to everything that decides where its secrets go (profile name,
+   * key id, the base URL's origin, the client id); 1 (written before) to the name and key id only.
+   */
+  version: 1 | 2;
+}
+
+/** What decides where a profile's secrets go: sealed blobs and token copies are bound to it. */
+export interface CredentialBinding {
+  profileName: string;
+  /** The origin of the profile's base URL, or '' for none. */
+  origin: string;
+  /** The profile's client id, or '' for none. */
+  clientId: string;
+}
+
+/** The binding of a profile (on-disk `base_url` and `client_id`) named `profileName`. */
+export function bindingOf(
+  profileName: string,
+  baseUrl: string | undefined,
+  clientId: string | undefined,
+): CredentialBinding {
+  let origin = '';
+  try {
+    origin = baseUrl === undefined ? '' : new URL(baseUrl).origin;
+  } catch {
+    origin = baseUrl ?? '';
+  }
+  return { profileName, origin, clientId: clientId ?? '' };
 }
 
 /** The length of a key, in bytes (AES-256). */

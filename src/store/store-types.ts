@@ -1,5 +1,5 @@
 import type { Keyring } from './keyring.js';
-import type { ListedProfile, ListedToken } from './profile-listing.js';
+import type { ListedProfile } from './profile-listing.js';
 import type { Profile } from './profile.js';
 
 /** Where new credentials are written (MMAUTH_CREDENTIAL_STORE): the keyring when there is one, the keyring or fail, the file. */
@@ -14,6 +14,14 @@ export interface WriteIntent {
    * plain text; `reason` says why. Storing commands pass it (and say so); renewal does not.
    */
   onFileFallback?: ((reason: string) => void) | undefined;
+  /**
+   * A storing command (login, client-credentials) with the user's choice of where credentials go.
+   * Without it (a renewal, a forgotten token, a profile edit) a keyring profile stays in the
+   * keyring whatever MMAUTH_CREDENTIAL_STORE says: credentials never leave it silently.
+   */
+  isStoring?: boolean | undefined;
+  /** Called when a storing command's explicit choice moves a keyring profile's credentials into the file. */
+  onLeaveKeyring?: (() => void) | undefined;
 }
 
 /** How read() treats sealed credentials whose key is gone: throw `credentials_lost`, or leave them out. */
@@ -49,12 +57,12 @@ export interface ProfileStore {
   /** One profile as list() gives it (no sealed credentials opened), or undefined. Throws `store_malformed`/`store_unreadable`. */
   listOne(name: string): ListedProfile | undefined;
   /**
-   * A listed token's access token by the cheapest way there is: in plain text from the file, or
-   * from its copy in the keyring (one keyring read, no cipher: what `token` pays for a fresh token).
-   * Undefined when there is no such copy (the caller then reads the profile whole). Throws
-   * `keyring_unavailable`/`keyring_failed`.
+   * A listed profile's access token by the cheapest way there is: in plain text from the file, or
+   * from its copy in the keyring (one keyring read, no cipher: what `token` pays for a fresh token),
+   * only when the copy is bound to this profile, its origin and client id. Undefined when there is
+   * no such copy (the caller then reads the profile whole). Throws `keyring_unavailable`/`keyring_failed`.
    */
-  readAccessToken(token: ListedToken): Promise<string | undefined>;
+  readAccessToken(name: string, listed: ListedProfile): Promise<string | undefined>;
   /** Asks the keyring once (`mmauth doctor`). Throws `keyring_unavailable`/`keyring_failed`. */
   probeKeyring(): Promise<void>;
   /**

@@ -51,7 +51,7 @@ describe('client-credentials, then token', () => {
     await runClientCredentials({ ...storing, json: true }, ctx);
     const issued = JSON.parse(ctx.stdout.text()).access_token as string;
     const ref = JSON.parse(config()).profiles.default.token.access_token_ref as string;
-    expect(keyring.items.get(ref)).toBe(issued);
+    expect(JSON.parse(keyring.items.get(ref) ?? '{}')).toMatchObject({ v: 2, token: issued });
     const keys = [...keyring.items].filter(([account]) => !account.startsWith('access-token.'));
     for (const [account] of keys) keyring.items.delete(account);
     const fresh = createTestContext({ nowMs: NOW, env: { MMAUTH_CONFIG_DIR: ctx.configDir }, keyring });
@@ -69,7 +69,7 @@ describe('client-credentials, then token', () => {
     expect(renewed).not.toBe(issued);
     const newRef = JSON.parse(config()).profiles.default.token.access_token_ref as string;
     expect(newRef).not.toBe(ref);
-    expect(keyring.items.get(newRef)).toBe(renewed);
+    expect(JSON.parse(keyring.items.get(newRef) ?? '{}')).toMatchObject({ v: 2, token: renewed });
     expect(keyring.items.has(ref)).toBe(false);
     expect(emulator.requests).toHaveLength(2);
   });

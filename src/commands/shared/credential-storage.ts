@@ -25,6 +25,11 @@ export async function prepareStoring(
   let isSaid = false;
   return {
     insecureStorage,
+    isStoring: true,
+    onLeaveKeyring: () =>
+      out.warn(
+        `credentials of profile "${profileName}" moved out of the keyring into ${store.path} in plain text (mode 0600), as asked`,
+      ),
     onFileFallback: (reason) => {
       if (isSaid) return;
       isSaid = true;

@@ -46,7 +46,7 @@ async function freshSealedToken(
   if (listed?.credentialsIn !== 'keyring' || token === undefined) return undefined;
   if (!isFresh(token, ctx.nowMs(), options.minTtl)) return undefined;
   assertCredentialOrigin(profileName, listed, baseUrl);
-  const accessToken = await store.readAccessToken(token);
+  const accessToken = await store.readAccessToken(profileName, listed);
   if (accessToken === undefined) return undefined;
   const { plainAccessToken: _plain, accessTokenRef: _ref, hasRefreshToken: _refresh, ...fields } = token;
   return { accessToken, stored: { ...fields, accessToken }, profileName };
