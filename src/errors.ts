@@ -49,6 +49,7 @@ export const ERROR_CODES = [
   'revocation_not_confirmed',
   'api_unauthorized',
   'credentials_lost',
+  'login_intercepted',
   // The server's OAuth error; the exit code follows `oauthError` (RFC 6749 §4.1.2.1, §5.2; RFC 7009).
   'authorization_error',
   'token_endpoint_error',

@@ -82,7 +82,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     ctx.secrets.remember(request.codeVerifier);
     if (options.probe)
       await probe(target.server, request, { clientId, clientSecret: clientSecret ?? usable?.clientSecret }, out);
-    await offerAuthorizationUrl(options, ctx, out, request, endpoints.baseUrl, listener.port, pasted !== undefined);
+    await offerAuthorizationUrl(options, ctx, out, request, endpoints.baseUrl, listener, pasted !== undefined);
     const judge: ResponseJudge = isImplicit
       ? async (url) =>
           implicit.parseImplicitAuthorizationResponse(endpoints, implicit.implicitParameters(url), request.state)

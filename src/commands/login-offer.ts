@@ -1,5 +1,6 @@
 import { isSshSession } from '../browser/open-browser.js';
 import type { AppContext } from '../context.js';
+import type { CallbackServer } from '../loopback/callback-server.js';
 import type { AuthorizationRequest } from '../oauth/authorization-code.js';
 import type { ClientAuthentication, ServerConfiguration } from '../oauth/server-configuration.js';
 import type { Output } from '../ui/output.js';
@@ -29,19 +30,28 @@ export async function probe(
   });
 }
 
-/** Prints the authorization URL, opens a browser unless --no-browser, and explains paste-back on a terminal. */
+/**
+ * Prints the authorization URL (for a person: it is in no argv), opens a browser unless
+ * --no-browser, and explains paste-back on a terminal. A browser mmauth launches gets the
+ * listener's one-time start address instead of the authorization URL, so that `state` and the
+ * PKCE challenge never reach a process's argv (readable by every local user in /proc); when it
+ * cannot be launched, the start address is disarmed again (decisions 33).
+ */
 export async function offerAuthorizationUrl(
   options: LoginOptions,
   ctx: AppContext,
   out: Output,
   request: AuthorizationRequest,
   baseUrl: string,
-  port: number,
+  listener: Pick<CallbackServer, 'port' | 'armStart' | 'disarmStart'>,
   isPasteBack: boolean,
 ): Promise<void> {
+  const { port } = listener;
   out.info(`Open this URL in a browser to sign in to ${baseUrl} and allow access:\n\n  ${request.url.href}\n`);
   if (options.browser) {
-    const outcome = await ctx.browser(isVerbose(options, ctx.env)).open(request.url.href);
+    const startUrl = listener.armStart(request.url.href);
+    const outcome = await ctx.browser(isVerbose(options, ctx.env)).open(startUrl);
+    if (!outcome.isOpened) listener.disarmStart();
     if (outcome.isOpened) {
       // The system opener returns before any browser shows up (a broken DISPLAY fails later, silently).
       out.info(

@@ -1,7 +1,7 @@
 /**
  * A small headless user agent for the demo and the tests, given to `mmauth login` through BROWSER:
- * it opens the authorization URL, signs in, presses Allow (or Deny), follows redirects with a
- * cookie jar, and stops at the redirect URI. It understands plain HTML forms: the emulator's pages
+ * it opens the authorization URL (or mmauth's one-time start address), signs in, presses Allow (or
+ * Deny), follows redirects with a cookie jar, and stops at the redirect URI. It understands plain HTML forms: the emulator's pages
  * and oidc-provider's development interaction pages. It runs no JavaScript; for the implicit
  * flow's relay page it does by hand what the page's script does.
  *
@@ -11,6 +11,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { CookieJar } from './cookie-jar.js';
 
 /** What the agent does on the pages. */
 export interface AgentOptions {
@@ -80,24 +81,30 @@ function formFields(form: HtmlForm, fill: Record<string, string>): URLSearchPara
 }
 
 /**
- * Runs the agent from `startUrl` until a response comes from an origin other than the
- * authorization server's (the redirect URI), then returns it. Throws when a page has nothing it
- * understands, after 25 steps, or after `timeoutMs`.
+ * Runs the agent from `startUrl` (the authorization URL, or mmauth's one-time start address that
+ * redirects to it) until a response comes from an origin other than the authorization server's
+ * (the redirect URI), then returns it. Cookies are kept per host, as a browser keeps them (the
+ * listener accepts a callback only with the cookie its start address set). Throws when a page has
+ * nothing it understands, after 25 steps, or after `timeoutMs`.
  */
 export async function runHeadlessBrowser(startUrl: string, options: AgentOptions): Promise<AgentResult> {
-  const serverOrigin = new URL(startUrl).origin;
-  const cookies = new Map<string, string>();
+  // The authorization server: the first origin serving its authorization endpoint (a start address redirects there).
+  const isAuthorizeUrl = (url: URL) => url.pathname.endsWith('/oauth2/authorize') || !/^\/start\//.test(url.pathname);
+  let serverOrigin: string | undefined;
+  const jar = new CookieJar();
   const signal = AbortSignal.timeout(options.timeoutMs);
   let request: { url: string; method: 'GET' | 'POST'; body?: URLSearchParams } = { url: startUrl, method: 'GET' };
   for (let step = 0; step < 25; step++) {
     const url = new URL(request.url);
-    const isServer = url.origin === serverOrigin;
+    if (serverOrigin === undefined && isAuthorizeUrl(url)) serverOrigin = url.origin;
+    const isServer = serverOrigin === undefined || url.origin === serverOrigin;
     if (!isServer && options.isRedirectUnreachable === true) {
       options.log(`GET ${url.origin}${url.pathname} → unreachable from this machine`);
       return { finalUrl: url.href, status: 0, body: '' };
     }
     const headers: Record<string, string> = {};
-    if (isServer && cookies.size > 0) headers.cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const cookie = jar.headerFor(url);
+    if (cookie !== undefined) headers.cookie = cookie;
     if (request.body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
     const response = await fetch(url, {
       method: request.method,
@@ -107,15 +114,11 @@ export async function runHeadlessBrowser(startUrl: string, options: AgentOptions
       ...(request.body === undefined ? {} : { body: request.body }),
     });
     options.log(`${request.method} ${url.origin}${url.pathname} → ${response.status}`);
-    for (const cookie of response.headers.getSetCookie()) {
-      const [pair] = cookie.split(';');
-      const eq = pair?.indexOf('=') ?? -1;
-      if (pair !== undefined && eq > 0) cookies.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
-    }
+    jar.take(url, response);
     const body = await response.text();
     if (!isServer) {
       if (/data-relay="fragment"/.test(body)) {
-        return relayFragment(url, signal, options);
+        return relayFragment(url, jar.headerFor(url), signal, options);
       }
       return { finalUrl: url.href, status: response.status, body };
     }
@@ -134,10 +137,19 @@ export async function runHeadlessBrowser(startUrl: string, options: AgentOptions
  * JavaScript): POSTs the fragment to the same path, from the same origin. The body is the
  * listener's JSON verdict.
  */
-async function relayFragment(url: URL, signal: AbortSignal, options: AgentOptions): Promise<AgentResult> {
+async function relayFragment(
+  url: URL,
+  cookie: string | undefined,
+  signal: AbortSignal,
+  options: AgentOptions,
+): Promise<AgentResult> {
   const response = await fetch(`${url.origin}${url.pathname}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url.origin },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: url.origin,
+      ...(cookie === undefined ? {} : { cookie }),
+    },
     body: url.hash.slice(1),
     signal,
   });

@@ -5,6 +5,7 @@ import { listenOnLoopback } from '../util/listen.js';
 import type { IncomingAuthorizationResponse } from './authorization-response.js';
 import { readRelayedFragment, respondRelayJson, serveRelayPage } from './fragment-relay.js';
 import { renderCallbackPage, type CallbackPage } from './pages.js';
+import { createStartAddress, NOT_STARTED_HERE } from './start-address.js';
 
 /** Where the listener binds and which path it serves. */
 export interface CallbackServerOptions {
@@ -31,6 +32,17 @@ export interface CallbackServer {
    * answered 409. Rejects with `interrupted` when `signal` aborts.
    */
   next(signal: AbortSignal): Promise<IncomingAuthorizationResponse>;
+  /**
+   * Arms the one-time start address for a browser mmauth launches (its argv is readable by every
+   * local user, so `state` and the PKCE challenge stay out of it): returns
+   * `http://HOST:PORT/start/<128 random bits>`, whose first GET redirects to `authorizationUrl` and
+   * sets a per-login cookie (HttpOnly, SameSite=Lax, Path = the redirect path). While armed, a
+   * callback (or the implicit relay's POST) without that cookie is refused, and a second GET of the
+   * start address ends the wait: next() rejects with `login_intercepted`.
+   */
+  armStart(authorizationUrl: string): string;
+  /** Disarms the start address (the browser could not be launched): callbacks need no cookie again. */
+  disarmStart(): void;
   /** Closes the listener and, 250 ms later, any connection left open; idempotent. */
   close(): Promise<void>;
 }
@@ -93,6 +105,8 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
   let allowedHosts = new Set<string>();
   let allowedOrigins = new Set<string>();
   let redirectUri = '';
+  const start = createStartAddress(options.path, (error) => onIntercepted?.(error));
+  let onIntercepted: ((error: MmauthError) => void) | undefined;
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (!allowedHosts.has((req.headers.host ?? '').toLowerCase())) {
       respondPage(res, 400, { isSuccess: false, title: 'Refused', detail: 'Unexpected Host header.' });
@@ -105,6 +119,7 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
       respondPage(res, 400, { isSuccess: false, title: 'Refused', detail: 'The request target is not a valid URL.' });
       return;
     }
+    if (start.serve(req, res, url, (status, page) => respondPage(res, status, page))) return;
     if (url.pathname !== options.path) {
       respondPage(res, 404, {
         isSuccess: false,
@@ -114,6 +129,11 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
       return;
     }
     const isRelay = options.isFragmentRelay === true;
+    const isCallback = (isRelay && req.method === 'POST') || (req.method === 'GET' && !(isRelay && url.search === ''));
+    if (isCallback && !start.admits(req)) {
+      respondPage(res, 403, NOT_STARTED_HERE);
+      return;
+    }
     if (isRelay && req.method === 'POST') {
       void readRelayedFragment(req, res, allowedOrigins).then((fragment) => {
         if (fragment !== undefined)
@@ -171,18 +191,30 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
     redirectUri,
     port,
     close,
+    armStart: (authorizationUrl) =>
+      `${redirectUri.slice(0, redirectUri.length - options.path.length)}${start.arm(authorizationUrl)}`,
+    disarmStart: () => start.disarm(),
     next(signal) {
+      if (start.intercepted !== undefined) return Promise.reject(start.intercepted);
       const queued = queue.shift();
       if (queued !== undefined) return Promise.resolve(queued);
       return new Promise((resolve, reject) => {
         const onAbort = () => {
           waiter = undefined;
+          onIntercepted = undefined;
           reject(new MmauthError('interrupted', 'interrupted while waiting for the browser'));
         };
         if (signal.aborted) return onAbort();
         signal.addEventListener('abort', onAbort, { once: true });
+        onIntercepted = (error) => {
+          signal.removeEventListener('abort', onAbort);
+          waiter = undefined;
+          onIntercepted = undefined;
+          reject(error);
+        };
         waiter = (response) => {
           signal.removeEventListener('abort', onAbort);
+          onIntercepted = undefined;
           resolve(response);
         };
       });

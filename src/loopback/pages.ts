@@ -33,7 +33,7 @@ const RELAY_SCRIPT = `(function () {
     title.textContent = heading; title.setAttribute('data-result', result); detail.textContent = text;
     document.title = 'mmauth: ' + heading;
   }
-  fetch(location.pathname, { method: 'POST', body: location.hash.slice(1), credentials: 'omit', cache: 'no-store',
+  fetch(location.pathname, { method: 'POST', body: location.hash.slice(1), credentials: 'same-origin', cache: 'no-store',
     headers: { 'content-type': 'application/x-www-form-urlencoded' } })
     .then(function (response) { return response.json(); })
     .then(function (verdict) {

@@ -1,7 +1,12 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { runLogin, type LoginOptions } from '../../src/commands/login.js';
-import { createTestContext, followAuthorizeRedirect, type BrowserStandIn } from '../support/context.js';
+import {
+  createTestContext,
+  followAuthorizeRedirect,
+  throughStartAddress,
+  type BrowserStandIn,
+} from '../support/context.js';
 import { readConfig, startTestEmulator, type TestEmulator } from '../support/emulator.js';
 import { failureOf, rejectedBy } from '../support/failure.js';
 
@@ -67,11 +72,17 @@ describe('runLogin (in-process: the real emulator and listener, a browser stand-
   it('a redirect with another state is refused (400) and waiting goes on; the genuine one then wins', async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
     let forgedStatus: Promise<number> | undefined;
-    const browser: BrowserStandIn = async (url) => {
-      // As a real browser, opening returns at once; the forged redirect arrives first, the genuine one after its answer.
+    const browser: BrowserStandIn = async (opened) => {
+      // As a real browser, opening returns at once; the forged redirect arrives first (in the same
+      // browser: it carries the login cookie, so only `state` can refuse it), the genuine one after its answer.
+      const { url, cookie } = await throughStartAddress(opened);
       const redirectUri = new URL(url).searchParams.get('redirect_uri') ?? '';
-      forgedStatus = fetch(`${redirectUri}?code=forged&state=not-ours`).then((r) => r.status);
-      void forgedStatus.then(() => followAuthorizeRedirect()(url));
+      const headers = cookie === undefined ? {} : { cookie };
+      forgedStatus = fetch(`${redirectUri}?code=forged&state=not-ours`, { headers }).then((r) => r.status);
+      void forgedStatus.then(async () => {
+        const location = (await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '';
+        await fetch(location, { headers });
+      });
       return { isOpened: true, via: 'the test browser' };
     };
     const ctx = contextFor(emulator, browser);
@@ -86,9 +97,10 @@ describe('runLogin (in-process: the real emulator and listener, a browser stand-
   it('a wrong client secret: the exchange fails, the page says so, token_endpoint_error exit 4, nothing stored', async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
     let page: Promise<string> | undefined;
-    const browser: BrowserStandIn = async (url) => {
+    const browser: BrowserStandIn = async (opened) => {
+      const { url, cookie } = await throughStartAddress(opened);
       const location = (await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '';
-      page = fetch(location).then((r) => r.text());
+      page = fetch(location, { headers: cookie === undefined ? {} : { cookie } }).then((r) => r.text());
       return { isOpened: true, via: 'the test browser' };
     };
     const ctx = contextFor(emulator, browser, { MMAUTH_CLIENT_SECRET: 'wrong-secret' });

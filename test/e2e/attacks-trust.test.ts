@@ -347,3 +347,102 @@ describe('the store: a planted file', () => {
     },
   );
 });
+
+describe('another local user reads process arguments (2)', () => {
+  /**
+   * A BROWSER that only sits there (its argv readable in /proc, as any local user can read it) and
+   * writes its pid, so the test can play the other user: read /proc/PID/cmdline, race the start address.
+   */
+  async function sleepingBrowser(): Promise<{ command: string; pidFile: string }> {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'mmauth-browser-'));
+    const pidFile = join(dir, 'pid');
+    const script = join(dir, 'browser.cjs');
+    writeFileSync(
+      script,
+      `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setTimeout(() => {}, 20000);`,
+    );
+    return { command: `${process.execPath} ${script}`, pidFile };
+  }
+
+  async function argvOf(pidFile: string): Promise<string> {
+    const { readFileSync, existsSync } = await import('node:fs');
+    const { setTimeout: sleep } = await import('node:timers/promises');
+    for (let i = 0; i < 100 && !existsSync(pidFile); i++) await sleep(50);
+    const pid = readFileSync(pidFile, 'utf8').trim();
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    process.kill(Number(pid), 'SIGKILL');
+    return argv.at(-2) ?? '';
+  }
+
+  it('the browser argv carries neither state nor the PKCE challenge; taking the start address first makes the genuine browser abort the login (exit 4, nothing stored)', async () => {
+    const { startCli } = await import('../support/cli.js');
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const configDir = makeConfigDir();
+    const { command, pidFile } = await sleepingBrowser();
+    const login = startCli(['login', '--wait', '20'], {
+      env: emulator.env(configDir, { BROWSER: command }),
+      timeoutMs: 30_000,
+    });
+    const opened = await argvOf(pidFile);
+    expect(opened).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/start\/[0-9a-f]{32}$/);
+    expect(opened).not.toMatch(/state=|code_challenge/);
+    // The other user takes the start address first (the login's state and challenge are behind it) ...
+    const stolen = await fetch(opened, { redirect: 'manual' });
+    expect(stolen.status).toBe(302);
+    // ... then the genuine browser arrives: the second request stops the login.
+    const genuine = await fetch(opened, { redirect: 'manual' });
+    expect(genuine.status).toBe(409);
+    const result = await login.done;
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain('another program on this machine may have intercepted it');
+    const { existsSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    expect(existsSync(join(configDir, 'config.json'))).toBe(false);
+    expect(emulator.requests.some((request) => request.url === '/oauth2/token')).toBe(false);
+  });
+
+  it.each([false, true])(
+    'a callback injected without the login cookie is refused (403), even with the right state (implicit: %s); the genuine browser then completes',
+    async (isImplicit) => {
+      const { startCli } = await import('../support/cli.js');
+      const { throughStartAddress } = await import('../support/context.js');
+      const emulator = await startTestEmulator({ autoApprove: true });
+      const configDir = makeConfigDir();
+      const { command, pidFile } = await sleepingBrowser();
+      const args = ['login', '--wait', '20', ...(isImplicit ? ['--implicit'] : [])];
+      const login = startCli(args, { env: emulator.env(configDir, { BROWSER: command }), timeoutMs: 30_000 });
+      const opened = await argvOf(pidFile);
+      // Suppose the attacker knew the state (the printed URL): without the cookie it is still refused.
+      const [printed] = await login.waitForStderr(/http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/);
+      const state = new URL(printed).searchParams.get('state') ?? '';
+      const redirectUri = new URL(printed).searchParams.get('redirect_uri') ?? '';
+      const injected = isImplicit
+        ? await fetch(redirectUri, {
+            method: 'POST',
+            headers: { origin: new URL(redirectUri).origin, 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({ access_token: 'x'.repeat(43), token_type: 'Bearer', state }).toString(),
+          })
+        : await fetch(`${redirectUri}?code=attackers-code&state=${state}`);
+      expect(injected.status).toBe(403);
+      // The genuine browser: the start address, the server, the callback with its cookie.
+      const { url, cookie } = await throughStartAddress(opened);
+      const location = (await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '';
+      const headers = cookie === undefined ? {} : { cookie };
+      if (isImplicit) {
+        const target = new URL(location);
+        await fetch(`${target.origin}${target.pathname}`, {
+          method: 'POST',
+          headers: { ...headers, origin: target.origin, 'content-type': 'application/x-www-form-urlencoded' },
+          body: target.hash.slice(1),
+        });
+      } else {
+        await fetch(location, { headers });
+      }
+      const result = await login.done;
+      expect(result.code, result.stderr).toBe(0);
+    },
+  );
+});

@@ -55,7 +55,7 @@ describe('mmauth emulator', () => {
         MMAUTH_BASE_URL: line.base_url,
         MMAUTH_CLIENT_ID: line.client_id,
         MMAUTH_CLIENT_SECRET: line.client_secret,
-        BROWSER: 'curl -s -o /dev/null -L',
+        BROWSER: 'curl -s -o /dev/null -L -c /dev/null',
       },
     });
     expect(result.code).toBe(0);

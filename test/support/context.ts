@@ -43,8 +43,23 @@ export type BrowserStandIn = (url: string) => Promise<BrowserOutcome>;
  * the redirect, then goes where the server sent it (the real loopback listener). For the implicit
  * flow it posts the fragment to the listener as the relay page's script would.
  */
+/**
+ * What a browser does with mmauth's one-time start address: requests it once, keeps the cookie it
+ * sets, and goes where it redirects (the authorization URL). Any other URL is returned as it is.
+ */
+export async function throughStartAddress(opened: string): Promise<{ url: string; cookie: string | undefined }> {
+  if (!new URL(opened).pathname.startsWith('/start/')) return { url: opened, cookie: undefined };
+  const start = await fetch(opened, { redirect: 'manual' });
+  return {
+    url: start.headers.get('location') ?? opened,
+    cookie: start.headers.getSetCookie()[0]?.split(';')[0],
+  };
+}
+
 export function followAuthorizeRedirect(visits: string[] = []): BrowserStandIn {
-  return async (url) => {
+  return async (opened) => {
+    // mmauth opens its one-time start address; like a browser, keep the cookie it sets and go on.
+    const { url, cookie } = await throughStartAddress(opened);
     visits.push(url);
     const authorize = await fetch(url, { redirect: 'manual' });
     const location = authorize.headers.get('location');
@@ -53,9 +68,13 @@ export function followAuthorizeRedirect(visits: string[] = []): BrowserStandIn {
     if (target.hash.length > 1) {
       const fragment = target.hash.slice(1);
       target.hash = '';
-      void fetch(target, { method: 'POST', body: fragment, headers: { origin: target.origin } });
+      void fetch(target, {
+        method: 'POST',
+        body: fragment,
+        headers: { origin: target.origin, ...(cookie === undefined ? {} : { cookie }) },
+      });
     } else {
-      void fetch(target);
+      void fetch(target, { headers: cookie === undefined ? {} : { cookie } });
     }
     return { isOpened: true, via: 'the test browser' };
   };

@@ -92,6 +92,8 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
       return `get a new one: ${nextStep(context.origin, context.profileName)}`;
     case 'refresh_refused':
       return `sign in again: ${nextStep(context.origin, context.profileName)}`;
+    case 'login_intercepted':
+      return `nothing was stored; run \`${nextStep('authorization_code', context.profileName)}\` again, and check what runs on this machine (README "Security notes")`;
     case 'client_secret_required':
       return `give it with ${SECRET_SOURCES}`;
     case 'token_inactive':
