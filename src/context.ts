@@ -26,6 +26,8 @@ export interface AppContext {
   signal: AbortSignal;
   /** Milliseconds since the epoch. */
   nowMs(): number;
+  /** The working directory (where `.mmauth-profile` is looked for). */
+  cwd(): string;
   /** The Output (memoized; loads chalk only on a colour terminal). */
   output(): Promise<Output>;
   prompter: Prompter;
@@ -124,6 +126,7 @@ export function createContext(proc: ProcessLike, signal: AbortSignal, version = 
     stderr,
     signal,
     nowMs: () => Date.now(),
+    cwd: () => process.cwd(),
     secrets,
     output: () => (output ??= createOutput({ stdout, stderr }, proc.env, (text) => secrets.scrub(text))),
     prompter: createPrompter(proc),

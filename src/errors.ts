@@ -33,6 +33,7 @@ export const ERROR_CODES = [
   'pending_login_missing',
   'pending_login_expired',
   'no_browser',
+  'profile_exists',
   // No answer (exit 3).
   'connection_failed',
   'request_timeout',

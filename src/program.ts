@@ -8,6 +8,7 @@ import { registerHeader } from './commands/header.js';
 import { registerInfo } from './commands/info.js';
 import { registerLogin } from './commands/login.js';
 import { registerLogout } from './commands/logout.js';
+import { registerProfile } from './commands/profile.js';
 import { registerRefresh } from './commands/refresh.js';
 import { registerRevoke } from './commands/revoke.js';
 import { registerStatus } from './commands/status.js';
@@ -27,6 +28,7 @@ const COMMANDS: ReadonlyArray<[string, (program: Command, ctx: AppContext) => vo
   ['header', registerHeader],
   ['status', registerStatus],
   ['logout', registerLogout],
+  ['profile', registerProfile],
   ['doctor', registerDoctor],
   ['emulator', registerEmulator],
   ['completion', registerCompletion],

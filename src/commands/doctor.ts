@@ -14,7 +14,9 @@ import { checkAuthorization, checkStoredToken } from './shared/doctor-grant-chec
 import type { Profile } from '../store/profile.js';
 import { MAX_TIMER_SECONDS, parseSeconds, type LocalOptions } from './shared/options.js';
 import { checkKeyring } from './shared/doctor-keyring.js';
-import { isVerbose, pickSetting, resolveProfileName } from './shared/settings.js';
+import { isVerbose, pickSetting } from './shared/settings.js';
+import { describeSelection, selectProfile } from './shared/profile-selection.js';
+import { requireProfile } from './shared/target.js';
 
 /** What reading the profile may throw that the keyring check reports instead. */
 const KEYRING_FAILURES = new Set<ErrorCode>(['credentials_lost', 'keyring_unavailable', 'keyring_failed']);
@@ -59,8 +61,13 @@ Examples:
  */
 export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const profileName = resolveProfileName(options.profile, ctx.env);
   const store = await ctx.openStore();
+  const selection = await selectProfile(options.profile, ctx, store);
+  const profileName = selection.name;
+  // A profile named by a rule (not the default) must exist: `doctor --profile typo` is unknown_profile.
+  if (selection.selectedBy !== 'default' && store.listOne(profileName) === undefined) {
+    requireProfile({ profile: undefined, profileName, store, selection });
+  }
   // A keyring that cannot open the profile is a finding (the keyring check), not a stop: the
   // checks that need its credentials do without them.
   let readFailure: unknown;
@@ -76,7 +83,10 @@ export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promis
     (listed === undefined
       ? undefined
       : { ...listed, clientSecret: undefined, token: undefined, pendingLogin: undefined });
-  const checks: Check[] = [...checkConfigFiles(store.path)];
+  const checks: Check[] = [
+    { name: 'profile', status: 'ok', detail: `${profileName} (${describeSelection(selection)})` },
+    ...checkConfigFiles(store.path),
+  ];
   checks.push(await checkKeyring(store, profileName, listed, readFailure, ctx.env));
   const baseUrl = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, settings?.baseUrl);
   const base = checkBaseUrl(baseUrl, ctx.env);

@@ -7,12 +7,15 @@ import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { endGrant, type GrantEnd } from '../grant/end-grant.js';
 import { grantEndFields, reportGrantEnd } from './shared/grant-end-report.js';
 import { resolveGrantTarget } from './shared/grant-target.js';
-import { openLocalTarget, requireProfile, resolveTarget } from './shared/target.js';
+import { openLocalTarget, requireProfile, resolveTarget, type LocalTarget } from './shared/target.js';
+import { isMmauthError } from '../errors.js';
 
 /** Options of `mmauth logout`. */
 export interface LogoutOptions extends ClientOptions {
   /** Forget the token without asking the server to revoke it. */
   localOnly?: boolean;
+  /** Every profile (`logout --all`). */
+  all?: boolean;
 }
 
 /** The profile without its credentials (token, refresh token, client secret, pending login): its settings stay. */
@@ -30,23 +33,38 @@ export function registerLogout(program: Command, ctx: AppContext): void {
       '--local-only',
       'forget the token without revoking it on the server (offline, or a server you cannot reach)',
     )
+    .option('--all', 'log out of every profile (one result each; exit non-zero when any failed)')
     .addHelpText(
       'after',
       `
 Examples:
   $ mmauth logout
-  $ mmauth logout --profile ci --local-only`,
+  $ mmauth logout --profile ci --local-only
+  $ mmauth logout --all --json`,
     )
     .action(async (options) => runLogout(options, ctx));
 }
 
+/** What logging one profile out did: `--json`'s document for it. */
+export interface LogoutResult {
+  logged_out: boolean;
+  revoked: boolean;
+  confirmed: boolean;
+  already_invalid: boolean;
+  profile: string;
+}
+
 /**
- * Ends the profile's grant unless `localOnly` (endGrant: RFC 7009, confirmed; a personal token is
- * only forgotten), then deletes its credentials; --json prints `{logged_out, revoked, confirmed,
- * already_invalid, profile}`.
- * Throws what runRevoke throws, keeping the token.
+ * Logs one profile out: ends its grant unless `localOnly` (endGrant: RFC 7009, confirmed; a
+ * personal token is only forgotten), then `finish`es it: forgets its credentials (logout), or
+ * deletes it entirely (profile remove). Says what it did on stderr; returns the result. Throws
+ * what endGrant throws, keeping everything.
  */
-export async function runLogout(options: LogoutOptions, ctx: AppContext): Promise<void> {
+export async function logOutProfile(
+  options: LogoutOptions,
+  ctx: AppContext,
+  finish: (store: LocalTarget['store'], profileName: string) => Promise<unknown>,
+): Promise<LogoutResult> {
   const out = await ctx.output();
   // --local-only forgets, so it works even when the stored credentials can no longer be read.
   const local = await openLocalTarget(options, ctx, { getsCredentials: options.localOnly === true });
@@ -54,17 +72,9 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
   const { profileName } = local;
   const token = local.profile?.token;
   if (token === undefined) {
-    // Listed, not read: a client secret whose key is gone (--local-only) is forgotten too.
-    const hadSecrets =
-      local.store.listOne(profileName)?.hasClientSecret === true || local.profile?.pendingLogin !== undefined;
-    if (hadSecrets) await local.store.update(profileName, forgetCredentials);
-    if (options.json === true) {
-      out.json({ logged_out: false, revoked: false, confirmed: false, already_invalid: false, profile: profileName });
-    }
-    out.info(
-      `Profile "${profileName}" has no stored token: nothing to log out${hadSecrets ? ' (its stored secrets are forgotten)' : ''}.`,
-    );
-    return;
+    await finish(local.store, profileName);
+    out.info(`Profile "${profileName}" has no stored token: nothing to log out (its stored secrets are forgotten).`);
+    return { logged_out: false, revoked: false, confirmed: false, already_invalid: false, profile: profileName };
   }
   let result: GrantEnd | undefined;
   let revokedToken = token.accessToken;
@@ -87,10 +97,54 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
     revokedToken = ended.accessToken;
     baseUrl = target.endpoints.baseUrl;
   }
-  await local.store.update(profileName, forgetCredentials);
+  await finish(local.store, profileName);
+  if (result !== undefined) reportGrantEnd(out, result, revokedToken, baseUrl);
   const fields =
     result === undefined ? { revoked: false, confirmed: false, already_invalid: false } : grantEndFields(result);
-  if (options.json === true) out.json({ logged_out: true, ...fields, profile: profileName });
-  if (result !== undefined) reportGrantEnd(out, result, revokedToken, baseUrl);
-  out.success(`Logged out of profile "${profileName}": its stored secrets are forgotten, its other settings stay.`);
+  return { logged_out: true, ...fields, profile: profileName };
+}
+
+/** Forgets the profile's credentials (token, refresh token, client secret, pending login, chain); its settings stay. */
+export const forgetProfileCredentials = (store: LocalTarget['store'], profileName: string) =>
+  store.update(profileName, forgetCredentials);
+
+/**
+ * `mmauth logout`: logOutProfile for the selected profile, or for every profile with `all` (one
+ * result each, every one attempted; the first failure is thrown after the others are done);
+ * --json prints the result, or an array of them with `all`.
+ */
+export async function runLogout(options: LogoutOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  if (options.all === true) return runLogoutAll(options, ctx);
+  const result = await logOutProfile(options, ctx, forgetProfileCredentials);
+  if (options.json === true) out.json(result);
+  if (result.logged_out) {
+    out.success(
+      `Logged out of profile "${result.profile}": its stored secrets are forgotten, its other settings stay.`,
+    );
+  }
+}
+
+async function runLogoutAll(options: LogoutOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const store = await ctx.openStore();
+  const results: Array<
+    LogoutResult | { profile: string; logged_out: false; error: { code: string; message: string } }
+  > = [];
+  let firstFailure: unknown;
+  for (const profile of store.names()) {
+    try {
+      results.push(await logOutProfile({ ...options, profile }, ctx, forgetProfileCredentials));
+      out.success(`Logged out of profile "${profile}".`);
+    } catch (error) {
+      firstFailure ??= error;
+      const code = isMmauthError(error) ? error.code : 'unexpected';
+      const message = error instanceof Error ? error.message : String(error);
+      out.warn(`profile "${profile}" was not logged out: ${message}`);
+      results.push({ profile, logged_out: false, error: { code, message } });
+    }
+  }
+  if (options.json === true) out.json(results, { redact: true });
+  if (results.length === 0) out.info('There are no profiles: nothing to log out.');
+  if (firstFailure !== undefined) throw firstFailure;
 }

@@ -14,7 +14,8 @@ const RENEWAL_WORDS: Record<RenewalKind, string> = {
   client_credentials: 'client credentials',
   none: 'none',
 };
-import { resolveProfileName } from './shared/settings.js';
+import { describeSelection, selectProfile } from './shared/profile-selection.js';
+import { requireProfile } from './shared/target.js';
 
 /** Options of `mmauth status`. */
 export interface StatusOptions extends LocalOptions {
@@ -95,10 +96,15 @@ function describeState(state: TokenState, profile: ListedProfile, nowMs: number,
  */
 export async function runStatus(options: StatusOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const selected = resolveProfileName(options.profile, ctx.env);
   const store = await ctx.openStore();
+  const selection = await selectProfile(options.profile, ctx, store);
+  const selected = selection.name;
   const nowMs = ctx.nowMs();
-  const profiles = store.list();
+  // --profile NAME shows that profile only (and says when it does not exist); without it, every profile.
+  const profiles = store.list().filter(({ name }) => options.profile === undefined || name === selected);
+  if (options.profile !== undefined && profiles.length === 0) {
+    requireProfile({ profile: undefined, profileName: selected, store, selection });
+  }
   let unreachable: unknown;
   const checks =
     options.check === true
@@ -122,6 +128,8 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
     out.json({
       config_file: store.path,
       selected,
+      selected_by: selection.selectedBy,
+      directory_file: selection.directoryFile ?? null,
       profiles: rows.map(({ name, profile, state, check }): ProfileStatusJson => {
         const token = profile.token;
         return {
@@ -144,6 +152,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
     });
   }
   out.info(`Config file: ${store.path}`);
+  out.info(`Profile: ${selected} (${describeSelection(selection)})`);
   if (rows.length === 0) {
     out.info('No profiles yet.');
   }

@@ -3,11 +3,16 @@ import { dirname } from 'node:path';
 import { MmauthError } from '../errors.js';
 
 /**
- * Replaces `config.json` at `path` with `{profiles}` through conf (loaded here: about 20 ms with
+ * Replaces `config.json` at `path` with `{profiles}` (and the current profile's name, when given:
+ * `null` clears it) through conf (loaded here: about 20 ms with
  * its schema validator, which reads never pay), mode 0600. conf writes a temporary file and renames
  * it over the old one, so a reader never sees half a file. Throws `store_write_failed`.
  */
-export async function writeConfigFile(path: string, profiles: Record<string, unknown>): Promise<void> {
+export async function writeConfigFile(
+  path: string,
+  profiles: Record<string, unknown>,
+  currentProfile?: string | null,
+): Promise<void> {
   const { default: Conf } = await import('conf');
   try {
     const conf = new Conf<Record<string, unknown>>({
@@ -20,7 +25,12 @@ export async function writeConfigFile(path: string, profiles: Record<string, unk
       watch: false,
     });
     // Except under SNAP, where conf writes in place: the write must be atomic everywhere.
-    withoutSnap(() => conf.set('profiles', profiles));
+    withoutSnap(() => {
+      conf.set('profiles', profiles);
+      // undefined leaves the current profile as it is; null clears it.
+      if (currentProfile === null) conf.delete('current_profile');
+      else if (currentProfile !== undefined) conf.set('current_profile', currentProfile);
+    });
     chmodSync(path, 0o600);
   } catch (error) {
     throw new MmauthError(

@@ -54,13 +54,13 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
   };
 
   // Profile names are data, never object keys: `__proto__` or `constructor` is a name like any other.
-  const readAll = (): Map<string, unknown> => {
+  const readFile = (): { profiles: Map<string, unknown>; current: string | undefined } => {
     checkPaths();
     let store: unknown;
     try {
       store = JSON.parse(readFileSync(path, 'utf8'));
     } catch (error) {
-      if (isMissing(error)) return new Map();
+      if (isMissing(error)) return { profiles: new Map(), current: undefined };
       throw describeReadFailure(path, error);
     }
     if (!isRecord(store)) {
@@ -70,8 +70,10 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     if (!isRecord(profiles)) {
       throw storeError('store_malformed', `config file ${path} is malformed: "profiles" must be an object`);
     }
-    return new Map(Object.entries(profiles));
+    const current = typeof store.current_profile === 'string' ? store.current_profile : undefined;
+    return { profiles: new Map(Object.entries(profiles)), current };
   };
+  const readAll = () => readFile().profiles;
   const platform = location.platform ?? process.platform;
   const vault = createCredentialVault(keyringName(platform), location.openKeyring ?? (() => openOsKeyring(platform)));
   const setting = location.credentialStore ?? 'auto';
@@ -119,6 +121,17 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     [...all].flatMap(([name, raw]) => parsing(() => parseSealed(raw, where(name)))?.keyId ?? []);
 
   const placement = createCredentialPlacement(vault, setting);
+  /** Runs `write` under the config file's exclusive lock (after checking and securing the paths). */
+  const locked = async <T>(write: () => Promise<T>): Promise<T> => {
+    checkPaths();
+    secureDirectory();
+    const release = await lockConfig(path, warn);
+    try {
+      return await write();
+    } finally {
+      await release().catch(() => undefined);
+    }
+  };
   const { destinationOf } = placement;
 
   /** The read-modify-write itself; the caller holds the lock. */
@@ -126,8 +139,9 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     name: string,
     change: (current: Profile) => Profile | undefined | Promise<Profile | undefined>,
     intent: WriteIntent,
+    newName = name,
   ): Promise<Profile | undefined> => {
-    const all = readAll();
+    const { profiles: all, current: currentName } = readFile();
     const raw = all.get(name);
     const formerAccounts = accountsOf(all);
     const current = raw === undefined ? emptyProfile() : await open(name, raw, 'omit');
@@ -138,17 +152,21 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       binding: bindingOf(name, current.baseUrl, current.clientId),
     };
     const next = await change(current);
+    // A rename re-seals under the new name (the blob is bound to it); the current pointer follows it.
+    if (newName !== name) all.delete(name);
     if (next === undefined) {
       all.delete(name);
     } else {
       const ownKeyId = parsing(() => parseSealed(raw, where(name)))?.keyId;
       const keyIds = [...(ownKeyId === undefined ? [] : [ownKeyId]), ...keyIdsOf(all)];
-      const { record, sealed, ref } = await placement.place(name, next, prior, keyIds, intent);
-      all.set(name, serializeProfile({ ...next, credentialStore: record }, sealed, ref));
+      const { record, sealed, ref } = await placement.place(newName, next, prior, keyIds, intent);
+      all.set(newName, serializeProfile({ ...next, credentialStore: record }, sealed, ref));
     }
+    const pointer =
+      currentName !== name ? undefined : next === undefined ? null : newName !== name ? newName : undefined;
     // Object.fromEntries defines own properties, so even `__proto__` is written as a name.
     const profiles = Object.fromEntries(all);
-    await writeConfigFile(path, profiles);
+    await writeConfigFile(path, profiles, pointer);
     // Only after the file no longer names them: a kill before this point leaves an item unused, never a profile unreadable.
     const usedAccounts = accountsOf(all);
     const unused = [...formerAccounts].filter((account) => !usedAccounts.has(account));
@@ -194,16 +212,22 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       const prior = raw === undefined ? undefined : parsing(() => listProfile(raw, where(name))).credentialStore;
       if (destinationOf(prior, intent) === 'keyring') await vault.check();
     },
-    async update(name, change, intent = {}) {
-      checkPaths();
-      secureDirectory();
-      const release = await lockConfig(path, warn);
-      try {
-        return await writeProfile(name, change, intent);
-      } finally {
-        await release().catch(() => undefined);
-      }
-    },
+    update: (name, change, intent = {}) => locked(() => writeProfile(name, change, intent)),
+    currentProfile: () => readFile().current,
+    setCurrentProfile: (name) =>
+      locked(async () => {
+        const { profiles } = readFile();
+        await writeConfigFile(path, Object.fromEntries(profiles), name ?? null);
+      }),
+    rename: (oldName, newName) =>
+      locked(async () => {
+        const all = readAll();
+        if (all.has(newName)) throw new MmauthError('profile_exists', `a profile "${newName}" exists already`);
+        // Credentials that cannot be opened would be lost by the move: fail (credentials_lost) instead.
+        const raw = all.get(oldName);
+        if (raw !== undefined) await open(oldName, raw);
+        return writeProfile(oldName, (current) => current, { isStoring: false }, newName);
+      }),
   };
 }
 

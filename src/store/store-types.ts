@@ -83,6 +83,17 @@ export interface ProfileStore {
     change: (current: Profile) => Profile | undefined | Promise<Profile | undefined>,
     intent?: WriteIntent,
   ): Promise<Profile | undefined>;
+  /** The config file's current profile (`profile use`), or undefined. Throws what list() throws. */
+  currentProfile(): string | undefined;
+  /** Sets (or, with undefined, clears) the current profile, under the lock; profiles untouched. */
+  setCurrentProfile(name: string | undefined): Promise<void>;
+  /**
+   * Renames a profile under the lock: settings, token, refresh token, secret, pending login and the
+   * chain move, sealed credentials are re-sealed under the new name (they are bound to it), the
+   * token copy is made anew, and the current pointer follows. Throws `profile_exists`, and what
+   * update() throws.
+   */
+  rename(oldName: string, newName: string): Promise<Profile | undefined>;
 }
 
 /** Where the config lives: MMAUTH_CONFIG_DIR, or the platform's config directory (conf/env-paths). */

@@ -27,6 +27,8 @@ export interface CliOptions {
   isStdinOpen?: boolean;
   /** Kill the process after this many ms (default 20 s). */
   timeoutMs?: number;
+  /** The working directory (default: this process's). */
+  cwd?: string;
 }
 
 /** A clean environment for a spawned mmauth. */
@@ -57,6 +59,7 @@ export function startCli(args: string[], options: CliOptions = {}): RunningCli {
   const child = spawn(process.execPath, [BIN, ...args], {
     env: cleanEnv(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   });
   let stdout = '';
   let stderr = '';

@@ -82,6 +82,8 @@ export function followAuthorizeRedirect(visits: string[] = []): BrowserStandIn {
 
 /** Options of createTestContext. */
 export interface TestContextOptions {
+  /** The working directory (default: the config directory, which holds no `.mmauth-profile`). */
+  cwd?: string;
   env?: Record<string, string>;
   /** Fixed clock, epoch ms; default 2026-11-23T12:00:00Z. */
   nowMs?: number;
@@ -160,6 +162,7 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
     stderr,
     signal: interrupt.signal,
     nowMs: () => nowMs,
+    cwd: () => options.cwd ?? configDir,
     secrets,
     output: () => (output ??= createOutput({ stdout, stderr }, env, (text) => secrets.scrub(text))),
     prompter: NO_PROMPTS,

@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.js';
 import type { TokenOrigin } from '../../oauth/wire.js';
 import type { FailureContext } from './failure.js';
+import { selectProfile } from './profile-selection.js';
 
 /** What cli.ts knows of the run that failed: the subcommand and the options commander parsed. */
 export interface FailedRun {
@@ -17,13 +18,19 @@ function originOfCommand(run: FailedRun): TokenOrigin | undefined {
 }
 
 /**
- * The context the failure map words its hints in: the command, the profile (--profile >
- * MMAUTH_PROFILE > default) and how its token is obtained (the command's own kind, else the
+ * The context the failure map words its hints in: the command, the profile (selectProfile) and how its token is obtained (the command's own kind, else the
  * stored profile's latest token). Never throws: what cannot be read is left out.
  */
 export async function failureContextFor(run: FailedRun, ctx: AppContext): Promise<FailureContext> {
   const flag = typeof run.options.profile === 'string' ? run.options.profile.trim() : '';
-  const profileName = flag || ctx.env.MMAUTH_PROFILE?.trim() || 'default';
+  let profileName = flag || ctx.env.MMAUTH_PROFILE?.trim() || 'default';
+  if (!flag && !ctx.env.MMAUTH_PROFILE?.trim()) {
+    try {
+      profileName = (await selectProfile(undefined, ctx, await ctx.openStore())).name;
+    } catch {
+      // An unreadable selection is its own error; the hint does with the default.
+    }
+  }
   let origin = originOfCommand(run);
   if (origin === undefined) {
     try {

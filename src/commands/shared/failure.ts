@@ -44,6 +44,7 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   pending_login_missing: ExitCode.usage,
   pending_login_expired: ExitCode.usage,
   no_browser: ExitCode.usage,
+  profile_exists: ExitCode.usage,
   connection_failed: ExitCode.network,
   request_timeout: ExitCode.network,
   tls_failure: ExitCode.network,
@@ -101,6 +102,8 @@ export interface FailureContext {
 /** Codes that say nothing about the server: `logout` cannot suggest --local-only for them. */
 const LOCAL_CODES = new Set<ErrorCode>([
   'interrupted',
+  'unknown_profile',
+  'not_logged_in',
   'store_unreadable',
   'store_malformed',
   'store_write_failed',
@@ -115,7 +118,9 @@ export function hintOf(error: MmauthError, context: FailureContext): string | un
   if (error.details.viaProxy === 'true') {
     hint = `${hint ?? ''}; a proxy is set (HTTP_PROXY/HTTPS_PROXY; NO_PROXY exempts hosts): check it too`;
   }
-  if (context.command === 'logout' && exitCodeOf(error) !== ExitCode.usage && !LOCAL_CODES.has(error.code)) {
+  // logout and `profile remove` end a grant: when the server is the trouble, forgetting it locally is the way out.
+  const isEnding = context.command === 'logout' || context.command === 'remove';
+  if (isEnding && exitCodeOf(error) !== ExitCode.usage && !LOCAL_CODES.has(error.code)) {
     return `${hint === undefined ? '' : `${hint}; `}or pass --local-only to forget the token without revoking it`;
   }
   return hint;

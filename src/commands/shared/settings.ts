@@ -3,7 +3,7 @@ import { MmauthError } from '../../errors.js';
 import { resolveEndpoints } from '../../oauth/endpoints.js';
 import { normalizeScope } from '../../oauth/parse.js';
 import { KNOWN_SCOPES } from '../../oauth/wire.js';
-import { assertProfileName, type Profile } from '../../store/profile.js';
+import type { Profile } from '../../store/profile.js';
 import { isVisibleWord } from '../../util/visible-word.js';
 import { assertCredentialOrigin, isSecretForClient } from '../../grant/credential-binding.js';
 import type { SecretOptions } from './options.js';
@@ -18,14 +18,6 @@ export function pickSetting(
     if (value !== undefined && value.trim() !== '') return value.trim();
   }
   return undefined;
-}
-
-/** The selected profile's name: --profile > MMAUTH_PROFILE > `default`. Throws `invalid_profile_name` (an empty --profile too). */
-export function resolveProfileName(flag: string | undefined, env: NodeJS.ProcessEnv): string {
-  if (flag !== undefined && flag.trim() === '') {
-    throw new MmauthError('invalid_profile_name', 'the profile name is empty', { hint: 'name one: --profile NAME' });
-  }
-  return assertProfileName(pickSetting(flag, env.MMAUTH_PROFILE, undefined) ?? 'default');
 }
 
 /** Whether to trace HTTP and show stack traces: --verbose anywhere in argv, or MMAUTH_DEBUG=1. */

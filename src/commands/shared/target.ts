@@ -6,11 +6,14 @@ import type { ProfileStore } from '../../store/profile-store.js';
 import type { CommonOptions } from './options.js';
 import { MmauthError } from '../../errors.js';
 import { firstSteps } from './next-step.js';
-import { isVerbose, requireBaseUrl, resolveProfileName } from './settings.js';
+import { isVerbose, requireBaseUrl } from './settings.js';
+import { DIRECTORY_FILE, selectProfile, type ProfileSelection } from './profile-selection.js';
 
 /** The selected profile and the store it lives in. */
 export interface LocalTarget {
   profileName: string;
+  /** Which rule selected it (README "Profiles"). */
+  selection: ProfileSelection;
   /** The stored profile, undefined when there is none yet. */
   profile: Profile | undefined;
   store: ProfileStore;
@@ -28,31 +31,55 @@ export interface ReadNeeds {
 }
 
 /**
- * Opens the store and reads the selected profile (--profile > MMAUTH_PROFILE > default), its
- * sealed credentials opened. Throws `credentials_lost` (unless `getsCredentials`), keyring errors.
+ * Opens the store and reads the selected profile (selectProfile: --profile > MMAUTH_PROFILE > the
+ * nearest `.mmauth-profile` > the current profile > `default`), its sealed credentials opened.
+ * Throws `unknown_profile` for a directory file or current profile naming no profile,
+ * `credentials_lost` (unless `getsCredentials`), keyring errors.
  */
 export async function openLocalTarget(
   options: { profile?: string },
   ctx: AppContext,
   { getsCredentials = false }: ReadNeeds = {},
 ): Promise<LocalTarget> {
-  const profileName = resolveProfileName(options.profile, ctx.env);
   const store = await ctx.openStore();
+  const selection = await selectProfile(options.profile, ctx, store);
+  const profileName = selection.name;
   const profile = await store.read(profileName, getsCredentials ? { ifCredentialsLost: 'omit' } : {});
-  return { profileName, store, profile };
+  const local = { profileName, selection, store, profile };
+  // A binding that names no profile is a mistake to say, never a profile to create silently.
+  if (profile === undefined && (selection.selectedBy === 'directory' || selection.selectedBy === 'config')) {
+    requireProfile(local);
+  }
+  return local;
 }
 
 /**
  * The selected profile, which must exist: throws `unknown_profile` (exit 4: not logged in) naming
  * it and listing the profiles there are.
  */
-export function requireProfile(local: LocalTarget): Profile {
+export function requireProfile(
+  local: Pick<LocalTarget, 'profile' | 'profileName' | 'store'> & { selection?: ProfileSelection },
+): Profile {
   if (local.profile !== undefined) return local.profile;
   const known = local.store.names().map((name) => `"${name}"`);
   const list = known.length === 0 ? 'there are no profiles yet' : `known profiles: ${known.join(', ')}`;
-  throw new MmauthError('unknown_profile', `not logged in: there is no profile "${local.profileName}"; ${list}`, {
-    hint: `check --profile / MMAUTH_PROFILE, or create it: ${firstSteps(local.profileName)}`,
-  });
+  const selection = local.selection;
+  const named =
+    selection?.selectedBy === 'directory'
+      ? ` (named by ${selection.directoryFile ?? DIRECTORY_FILE})`
+      : selection?.selectedBy === 'config'
+        ? ' (the current profile: mmauth profile use)'
+        : '';
+  throw new MmauthError(
+    'unknown_profile',
+    `not logged in: there is no profile "${local.profileName}"${named}; ${list}`,
+    {
+      hint:
+        selection?.selectedBy === 'directory'
+          ? `fix or remove ${selection.directoryFile ?? DIRECTORY_FILE}, or create the profile: ${firstSteps(local.profileName)}`
+          : `check --profile / MMAUTH_PROFILE, or create it: ${firstSteps(local.profileName)}`,
+    },
+  );
 }
 
 /**

@@ -6,7 +6,8 @@ import { selectAccessToken, type AccessTokenChoice } from './access-token.js';
 import { assertCredentialOrigin } from '../../grant/credential-binding.js';
 import type { TokenOptions } from './options.js';
 import { isFresh, renewalOf, renewToken } from '../../grant/renewal.js';
-import { pickSetting, resolveProfileName, traceFor } from './settings.js';
+import { pickSetting, traceFor } from './settings.js';
+import { selectProfile } from './profile-selection.js';
 import { openLocalTarget, requireProfile } from './target.js';
 
 /** Options of the commands that hand out a token (token, header): --min-ttl, --no-renew, --timeout. */
@@ -39,8 +40,8 @@ async function freshSealedToken(
   ctx: AppContext,
   baseUrl: string | undefined,
 ): Promise<(AccessTokenChoice & { profileName: string }) | undefined> {
-  const profileName = resolveProfileName(options.profile, ctx.env);
   const store = await ctx.openStore();
+  const profileName = (await selectProfile(options.profile, ctx, store)).name;
   const listed = store.listOne(profileName);
   const token = listed?.token;
   if (listed?.credentialsIn !== 'keyring' || token === undefined) return undefined;

@@ -1,0 +1,179 @@
+import type { AppContext } from '../context.js';
+import { MmauthError } from '../errors.js';
+import { resolveEndpoints } from '../oauth/endpoints.js';
+import { assertProfileName, emptyProfile, type Profile } from '../store/profile.js';
+import { isVisibleWord } from '../util/visible-word.js';
+import { logOutProfile, type LogoutOptions } from './logout.js';
+import type { ProfileSettingsOptions } from './profile.js';
+import { DIRECTORY_FILE } from './shared/profile-selection.js';
+import { parseLoopbackRedirectUri } from './shared/redirect-uri.js';
+import { resolveScope } from './shared/settings.js';
+import { requireProfile } from './shared/target.js';
+
+/** The store, and the named profile, which must exist (`unknown_profile`, exit 4, listing the known ones). */
+async function existing(name: string, ctx: AppContext) {
+  const store = await ctx.openStore();
+  const profileName = assertProfileName(name);
+  requireProfile({
+    profile: store.listOne(profileName) === undefined ? undefined : emptyProfile(),
+    profileName,
+    store,
+  });
+  return { store, profileName };
+}
+
+/** The settings given, checked: a base URL by every command's rules, a client id, scopes, a loopback redirect URI. */
+function checkedSettings(options: ProfileSettingsOptions): Partial<Profile> {
+  const settings: Partial<Profile> = {};
+  if (options.baseUrl !== undefined) settings.baseUrl = resolveEndpoints(options.baseUrl).baseUrl;
+  if (options.clientId !== undefined) {
+    if (!isVisibleWord(options.clientId))
+      throw new MmauthError('usage', 'a client id is printable ASCII without spaces');
+    settings.clientId = options.clientId;
+  }
+  if (options.scope !== undefined) settings.scope = resolveScope(options.scope, undefined, '');
+  if (options.redirectUri !== undefined) settings.redirectUri = parseLoopbackRedirectUri(options.redirectUri).uri;
+  return settings;
+}
+
+/**
+ * `profile use NAME`: makes NAME the current profile (kept in the config file, under the lock); with
+ * `--directory [DIR]`, writes DIR/.mmauth-profile (the name and a newline, mode 0644, never through
+ * a link) instead. Throws `unknown_profile` (decisions 35).
+ */
+export async function runProfileUse(
+  name: string,
+  options: { directory?: string | boolean },
+  ctx: AppContext,
+): Promise<void> {
+  const out = await ctx.output();
+  const { store, profileName } = await existing(name, ctx);
+  if (options.directory === undefined) {
+    await store.setCurrentProfile(profileName);
+    out.success(
+      `Profile "${profileName}" is now the current one (MMAUTH_PROFILE, --profile and ${DIRECTORY_FILE} files still win).`,
+    );
+    return;
+  }
+  const { resolve, join } = await import('node:path');
+  const { closeSync, constants, openSync, rmSync, writeSync } = await import('node:fs');
+  const dir = typeof options.directory === 'string' ? resolve(ctx.cwd(), options.directory) : ctx.cwd();
+  const path = join(dir, DIRECTORY_FILE);
+  try {
+    rmSync(path, { force: true });
+    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    try {
+      writeSync(fd, `${profileName}\n`);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    throw new MmauthError('usage', `cannot write ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  out.success(`Commands run in ${dir} or below it now use profile "${profileName}" (${path}).`);
+}
+
+/**
+ * `profile create NAME --base-url URL [--client-id] [--scope] [--redirect-uri]`: a profile with
+ * settings and no credentials. Throws `profile_exists` (exit 2) and the settings' usage errors.
+ */
+export async function runProfileCreate(name: string, options: ProfileSettingsOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const store = await ctx.openStore();
+  const profileName = assertProfileName(name);
+  if (options.baseUrl === undefined) throw new MmauthError('no_base_url', 'profile create needs --base-url URL');
+  const settings = checkedSettings(options);
+  if (store.listOne(profileName) !== undefined) {
+    throw new MmauthError('profile_exists', `a profile "${profileName}" exists already`, {
+      hint: `change it with \`mmauth profile set ${profileName} …\``,
+    });
+  }
+  await store.update(profileName, () => ({ ...emptyProfile(), ...settings }));
+  if (options.json === true) out.json({ profile: profileName, created: true, ...jsonSettings(settings) });
+  out.success(
+    `Created profile "${profileName}" for ${settings.baseUrl ?? ''}: \`mmauth login --profile ${profileName}\` signs in.`,
+  );
+}
+
+function jsonSettings(settings: Partial<Profile>): Record<string, string | null> {
+  return {
+    base_url: settings.baseUrl ?? null,
+    client_id: settings.clientId ?? null,
+    scope: settings.scope ?? null,
+    redirect_uri: settings.redirectUri ?? null,
+  };
+}
+
+function originOf(url: string | undefined): string | undefined {
+  return url === undefined ? undefined : new URL(url).origin;
+}
+
+/**
+ * `profile set NAME [--base-url] [--client-id] [--scope] [--redirect-uri] [--replace]`: changes
+ * settings. Another origin or client id on a profile holding credentials is refused
+ * (`base_url_mismatch`, exit 2: the credential-binding rule) unless `--replace`, which ends the
+ * grant first as logout does and drops the credentials.
+ */
+export async function runProfileSet(name: string, options: ProfileSettingsOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const { store, profileName } = await existing(name, ctx);
+  const settings = checkedSettings(options);
+  const listed = store.listOne(profileName);
+  const hasCredentials = listed?.token !== undefined || listed?.hasClientSecret === true;
+  const movesOrigin = settings.baseUrl !== undefined && originOf(settings.baseUrl) !== originOf(listed?.baseUrl);
+  const movesClient = settings.clientId !== undefined && settings.clientId !== listed?.clientId;
+  if (hasCredentials && (movesOrigin || movesClient)) {
+    if (options.replace !== true) {
+      const what = movesOrigin
+        ? `${listed?.baseUrl ?? ''} to ${settings.baseUrl ?? ''}`
+        : `client ${listed?.clientId ?? ''} to ${settings.clientId ?? ''}`;
+      throw new MmauthError(
+        'base_url_mismatch',
+        `profile "${profileName}" holds credentials bound to its server and client; refusing to move it from ${what}`,
+        { hint: `pass --replace to end its grant first (as logout does) and drop its credentials` },
+      );
+    }
+    await logOutProfile({ profile: profileName, timeout: 30 } as LogoutOptions, ctx, (s, n) =>
+      s.update(n, (current) => ({
+        ...current,
+        token: undefined,
+        clientSecret: undefined,
+        pendingLogin: undefined,
+        chainToRetire: undefined,
+      })),
+    );
+  }
+  await store.update(profileName, (current) => ({ ...current, ...settings }));
+  if (options.json === true) out.json({ profile: profileName, updated: true, ...jsonSettings(settings) });
+  out.success(`Updated profile "${profileName}".`);
+}
+
+/**
+ * `profile rename OLD NEW`: everything follows (store.rename: re-sealed under the new name, the
+ * current pointer too). `.mmauth-profile` files elsewhere cannot be found, and the output says so.
+ */
+export async function runProfileRename(oldName: string, newName: string, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const { store, profileName } = await existing(oldName, ctx);
+  const target = assertProfileName(newName);
+  await store.rename(profileName, target);
+  out.success(`Renamed profile "${profileName}" to "${target}".`);
+  out.info(
+    `  ${DIRECTORY_FILE} files that name "${profileName}" cannot be found from here: change them to "${target}".`,
+  );
+}
+
+/**
+ * `profile remove NAME [--local-only] [--json]`: ends the grant exactly as logout does (unless
+ * --local-only), then deletes the profile: settings, secrets, keyring copies, pending login, the
+ * current pointer. A grant that cannot be ended keeps the profile, and is thrown as logout throws it.
+ */
+export async function runProfileRemove(name: string, options: LogoutOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const { profileName } = await existing(name, ctx);
+  const result = await logOutProfile({ ...options, profile: profileName }, ctx, (store, n) =>
+    store.update(n, () => undefined),
+  );
+  if (options.json === true) out.json({ ...result, removed: true });
+  out.success(`Removed profile "${profileName}".`);
+}

@@ -1,0 +1,96 @@
+import type { AppContext } from '../../context.js';
+import { MmauthError } from '../../errors.js';
+import { assertProfileName } from '../../store/profile.js';
+import type { ProfileStore } from '../../store/profile-store.js';
+
+/** The file that binds a directory (and everything below it) to a profile: its name and a newline. */
+export const DIRECTORY_FILE = '.mmauth-profile';
+
+/** Which rule selected the profile (README "Profiles": first match wins). */
+export type SelectedBy = 'flag' | 'env' | 'directory' | 'config' | 'default';
+
+/** The selected profile, the rule that chose it, and the directory file when that rule did. */
+export interface ProfileSelection {
+  name: string;
+  selectedBy: SelectedBy;
+  directoryFile: string | undefined;
+}
+
+/**
+ * The nearest `.mmauth-profile` from `cwd` up to `/` whose owner is this user (or root) and that
+ * others cannot write (decisions 34); one that fails that is passed over with `onWarning`. Returns
+ * its path and the name it holds, or undefined.
+ */
+async function findDirectoryFile(
+  cwd: string,
+  onWarning: (line: string) => void,
+): Promise<{ path: string; name: string } | undefined> {
+  const { lstatSync, readFileSync } = await import('node:fs');
+  const { dirname, join } = await import('node:path');
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  for (let dir = cwd; ; dir = dirname(dir)) {
+    const path = join(dir, DIRECTORY_FILE);
+    let stats: import('node:fs').Stats | undefined;
+    try {
+      stats = lstatSync(path);
+    } catch {
+      stats = undefined;
+    }
+    if (stats !== undefined) {
+      const isOwn = uid === undefined || stats.uid === uid || stats.uid === 0;
+      if (!stats.isFile() || !isOwn || (stats.mode & 0o022) !== 0) {
+        onWarning(`ignoring ${path}: it must be a file of yours (or root's) that others cannot write`);
+      } else {
+        return { path, name: readFileSync(path, 'utf8').trim() };
+      }
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * The profile a command uses (README "Profiles"), first match wins: --profile, MMAUTH_PROFILE, the
+ * nearest `.mmauth-profile` from the working directory up to `/`, the config file's current profile
+ * (`profile use`), `default`. Throws `invalid_profile_name` (an empty --profile too, or a directory
+ * file naming an invalid name).
+ */
+export async function selectProfile(
+  flag: string | undefined,
+  ctx: AppContext,
+  store: Pick<ProfileStore, 'currentProfile'>,
+): Promise<ProfileSelection> {
+  if (flag !== undefined && flag.trim() === '') {
+    throw new MmauthError('invalid_profile_name', 'the profile name is empty', { hint: 'name one: --profile NAME' });
+  }
+  if (flag !== undefined) return { name: assertProfileName(flag.trim()), selectedBy: 'flag', directoryFile: undefined };
+  const fromEnv = ctx.env.MMAUTH_PROFILE?.trim();
+  if (fromEnv) return { name: assertProfileName(fromEnv), selectedBy: 'env', directoryFile: undefined };
+  const warnings: string[] = [];
+  const file = await findDirectoryFile(ctx.cwd(), (line) => warnings.push(line));
+  if (warnings.length > 0) {
+    const out = await ctx.output();
+    for (const line of warnings) out.warn(line);
+  }
+  if (file !== undefined)
+    return { name: assertProfileName(file.name), selectedBy: 'directory', directoryFile: file.path };
+  const current = store.currentProfile();
+  if (current !== undefined)
+    return { name: assertProfileName(current), selectedBy: 'config', directoryFile: undefined };
+  return { name: 'default', selectedBy: 'default', directoryFile: undefined };
+}
+
+/** Why this profile, for people: `--profile`, `MMAUTH_PROFILE`, the directory file, `profile use`, or the default. */
+export function describeSelection(selection: ProfileSelection): string {
+  switch (selection.selectedBy) {
+    case 'flag':
+      return 'selected by --profile';
+    case 'env':
+      return 'selected by MMAUTH_PROFILE';
+    case 'directory':
+      return `selected by ${selection.directoryFile ?? DIRECTORY_FILE}`;
+    case 'config':
+      return 'the current profile (mmauth profile use)';
+    case 'default':
+      return 'the default profile';
+  }
+}
