@@ -14,7 +14,14 @@ interface OptionSpec {
   /** Fixed values (e.g. --flavor), completed as words. */
   choices: readonly string[] | undefined;
   isFile: boolean;
+  /** Its value is a profile name (--profile): completed from the config file. */
+  isProfile: boolean;
 }
+
+/** The words that list the profile names, fast (the config file only: no network, no keyring). */
+const PROFILE_NAMES = 'mmauth profile list --names 2>/dev/null';
+/** The `profile` subcommands whose argument is a profile name. */
+const NAMED = ['use', 'set', 'rename', 'remove'];
 
 /** One subcommand as completion sees it. */
 interface CommandSpec {
@@ -68,6 +75,7 @@ export function describeCommands(program: Command): CommandSpec[] {
         takesValue: option.required || option.optional,
         choices: option.argChoices,
         isFile: (option.long ?? '').endsWith('-file'),
+        isProfile: option.long === '--profile',
       })),
       {
         flags: ['-h', '--help'],
@@ -75,9 +83,13 @@ export function describeCommands(program: Command): CommandSpec[] {
         takesValue: false,
         choices: undefined,
         isFile: false,
+        isProfile: false,
       },
     ],
-    argumentChoices: command.registeredArguments[0]?.argChoices,
+    argumentChoices:
+      command.commands.length > 0
+        ? command.commands.map((sub) => sub.name())
+        : command.registeredArguments[0]?.argChoices,
   }));
 }
 
@@ -97,6 +109,10 @@ function bashScript(specs: CommandSpec[]): string {
       const fileCases = spec.options
         .filter((o) => o.isFile)
         .map((o) => `        ${o.flags.join('|')}) COMPREPLY=($(compgen -f -- "$cur")); return ;;`);
+      const profileCases = [
+        ...spec.options.filter((o) => o.isProfile).map((o) => o.flags.join('|')),
+        ...(spec.name === 'profile' ? NAMED : []),
+      ].map((pattern) => `        ${pattern}) COMPREPLY=($(compgen -W "$(${PROFILE_NAMES})" -- "$cur")); return ;;`);
       const valueCase = valued.length === 0 ? [] : [`        ${valued.join('|')}) COMPREPLY=(); return ;;`];
       const argument =
         spec.argumentChoices === undefined
@@ -104,7 +120,7 @@ function bashScript(specs: CommandSpec[]): string {
           : `\n      [[ "$cur" != -* ]] && { COMPREPLY=($(compgen -W ${quoteSh(spec.argumentChoices.join(' '))} -- "$cur")); return; }`;
       return `    ${spec.name})
       case "$prev" in
-${[...choiceCases, ...fileCases, ...valueCase].join('\n')}
+${[...choiceCases, ...fileCases, ...profileCases, ...valueCase].join('\n')}
       esac${argument}
       COMPREPLY=($(compgen -W ${quoteSh(words)} -- "$cur")) ;;`;
     })
@@ -143,12 +159,15 @@ function zshScript(specs: CommandSpec[]): string {
             ? `:value:(${o.choices.join(' ')})`
             : o.isFile
               ? ':file:_files'
-              : ':value:';
+              : o.isProfile
+                ? `:profile:(\$(${PROFILE_NAMES}))`
+                : ':value:';
         return `        ${exclusive}${names}'[${quoteZsh(o.description)}]${action}'`;
       });
       if (spec.argumentChoices !== undefined) {
-        args.push(`        ':shell:(${spec.argumentChoices.join(' ')})'`);
+        args.push(`        ':${spec.name === 'profile' ? 'subcommand' : 'shell'}:(${spec.argumentChoices.join(' ')})'`);
       }
+      if (spec.name === 'profile') args.push(`        '::profile:(\$(${PROFILE_NAMES}))'`);
       return `    ${spec.name})\n      _arguments -s \\\n${args.join(' \\\n')} ;;`;
     })
     .join('\n');
@@ -200,11 +219,16 @@ function fishScript(specs: CommandSpec[]): string {
           ? ` -x -a ${quoteFish(option.choices.join(' '))}`
           : option.isFile
             ? ' -r -F'
-            : ' -x';
+            : option.isProfile
+              ? ` -x -a '(${PROFILE_NAMES})'`
+              : ' -x';
       lines.push(`complete -c mmauth ${when} ${names}${value} -d ${quoteFish(option.description)}`);
     }
     if (spec.argumentChoices !== undefined) {
       lines.push(`complete -c mmauth ${when} -a ${quoteFish(spec.argumentChoices.join(' '))}`);
+    }
+    if (spec.name === 'profile') {
+      lines.push(`complete -c mmauth -n '__fish_seen_subcommand_from ${NAMED.join(' ')}' -a '(${PROFILE_NAMES})'`);
     }
   }
   return lines.join('\n');

@@ -38,6 +38,7 @@ Examples:
     .command('list')
     .description('every profile, its server, client, grant and token state, and which one is current and why')
     .option('--json', 'print one JSON document on stdout')
+    .option('--names', 'only the names, one a line (for shell completion)')
     .action(async (options) => runProfileList(options, ctx));
   profile
     .command('use')
@@ -87,9 +88,13 @@ export interface ProfileListJson {
  * Lists every profile with the one this run would use and why (selectProfile), from the config
  * file alone (no network, no keyring). --json: `{current, selected_by, directory_file, profiles}`.
  */
-export async function runProfileList(options: { json?: boolean }, ctx: AppContext): Promise<void> {
+export async function runProfileList(options: { json?: boolean; names?: boolean }, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const store = await ctx.openStore();
+  if (options.names === true) {
+    for (const name of store.names()) out.data(name);
+    return;
+  }
   const selection = await selectProfile(undefined, ctx, store);
   const nowMs = ctx.nowMs();
   const profiles = store.list().map(({ name, profile }): ProfileListJson => {

@@ -13,17 +13,22 @@ const COMMANDS = [
   'header',
   'status',
   'logout',
+  'profile',
   'doctor',
   'emulator',
   'completion',
 ];
 
-/** Completes `line` (as typed after the prompt) in a real bash with the generated script loaded. */
-function completeInBash(script: string, line: string): string[] {
+/** Completes `line` (as typed after the prompt) in a real bash with the generated script loaded; `env` for the `mmauth` it calls. */
+function completeInBash(script: string, line: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const words = line.split(' ');
   const program = `${script}
 COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _mmauth; printf '%s\\n' "\${COMPREPLY[@]}"`;
-  const result = spawnSync('bash', ['--norc', '--noprofile', '-c', program], { encoding: 'utf8', timeout: 10_000 });
+  const result = spawnSync('bash', ['--norc', '--noprofile', '-c', program], {
+    encoding: 'utf8',
+    timeout: 10_000,
+    env,
+  });
   expect(result.stderr).toBe('');
   return result.stdout.split('\n').filter((w) => w !== '');
 }
@@ -57,8 +62,36 @@ describe('mmauth completion', () => {
       '--help',
     ]);
     expect(completeInBash(script, 'mmauth emulator --flavor ')).toEqual(['spec', 'doorkeeper5']);
-    expect(completeInBash(script, 'mmauth login --profile ')).toEqual([]);
+    // No profiles (an empty config directory): nothing to complete.
+    const empty = { ...process.env, MMAUTH_CONFIG_DIR: '/nonexistent/mmauth-config' };
+    expect(completeInBash(script, 'mmauth login --profile ', empty)).toEqual([]);
     expect(completeInBash(script, 'mmauth completion ')).toEqual(['bash', 'zsh', 'fish']);
+  });
+
+  it('bash: --profile and profile use|set|rename|remove complete the profile names from the config file', async () => {
+    const { mkdtempSync, writeFileSync, chmodSync, mkdirSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const { BIN } = await import('../support/cli.js');
+    const dir = mkdtempSync(join(tmpdir(), 'mmauth-completion-'));
+    const configDir = join(dir, 'config');
+    mkdirSync(configDir, { mode: 0o700 });
+    writeFileSync(join(configDir, 'config.json'), JSON.stringify({ profiles: { work: {}, ci: {} } }), { mode: 0o600 });
+    // `mmauth` on PATH, as a user has it.
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, 'mmauth'),
+      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`,
+    );
+    chmodSync(join(bin, 'mmauth'), 0o755);
+    const env = { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, MMAUTH_CONFIG_DIR: configDir };
+    const script = (await runCli(['completion', 'bash'])).stdout;
+    expect(completeInBash(script, 'mmauth token --profile ', env)).toEqual(['ci', 'work']);
+    expect(completeInBash(script, 'mmauth profile use w', env)).toEqual(['work']);
+    expect(completeInBash(script, 'mmauth profile ', env)).toEqual(
+      expect.arrayContaining(['list', 'use', 'create', 'set', 'rename', 'remove']),
+    );
   });
 
   it('zsh and fish: every command and its options are in the script', async () => {
