@@ -98,6 +98,7 @@ export async function main(argv: string[], version: string): Promise<never> {
       run.options = action.opts();
     });
     await program.parseAsync(argv);
+    exitCode = ctx.requestedExitCode ?? exitCode;
   } catch (error) {
     const context = await failureContextFor(run, ctx);
     // `api` prints the server's body, never a document of its own: it has no --json.

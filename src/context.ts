@@ -28,6 +28,10 @@ export interface AppContext {
   nowMs(): number;
   /** The working directory (where `.mmauth-profile` is looked for). */
   cwd(): string;
+  /** Asks cli.ts to exit with `code` when the command ends well (`exec` passes its child's on). */
+  setExitCode(code: number): void;
+  /** What setExitCode asked for, if anything. */
+  readonly requestedExitCode: number | undefined;
   /** The Output (memoized; loads chalk only on a colour terminal). */
   output(): Promise<Output>;
   prompter: Prompter;
@@ -111,6 +115,7 @@ export interface ProcessLike {
 export function createContext(proc: ProcessLike, signal: AbortSignal, version = '0.0.0'): AppContext {
   let output: Promise<Output> | undefined;
   let store: Promise<ProfileStore> | undefined;
+  let requestedExitCode: number | undefined;
   const secrets = new SecretScrubber();
   rememberEnvironmentSecrets(secrets, proc.env);
   const stdout = createFdWriter(1, () => proc.stdout);
@@ -127,6 +132,12 @@ export function createContext(proc: ProcessLike, signal: AbortSignal, version = 
     signal,
     nowMs: () => Date.now(),
     cwd: () => process.cwd(),
+    setExitCode: (code) => {
+      requestedExitCode = code;
+    },
+    get requestedExitCode() {
+      return requestedExitCode;
+    },
     secrets,
     output: () => (output ??= createOutput({ stdout, stderr }, proc.env, (text) => secrets.scrub(text))),
     prompter: createPrompter(proc),

@@ -4,6 +4,7 @@ import { registerClientCredentials } from './commands/client-credentials.js';
 import { registerCompletion } from './commands/completion.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerEmulator } from './commands/emulator.js';
+import { registerExec } from './commands/exec.js';
 import { registerHeader } from './commands/header.js';
 import { registerInfo } from './commands/info.js';
 import { registerLogin } from './commands/login.js';
@@ -25,6 +26,7 @@ const COMMANDS: ReadonlyArray<[string, (program: Command, ctx: AppContext) => vo
   ['token', registerToken],
   ['refresh', registerRefresh],
   ['api', registerApi],
+  ['exec', registerExec],
   ['header', registerHeader],
   ['status', registerStatus],
   ['logout', registerLogout],
@@ -49,7 +51,7 @@ function commandToRun(argv: readonly string[] | undefined): string | undefined {
  * Builds the commander program: global help and version, one register call per command, no
  * logic. Commander never exits the process itself (exitOverride); cli.ts maps its errors. Given
  * the `argv` about to be parsed, and when it names its command outright, only that command is
- * registered: the thirteen others cost about 1.5 ms of start-up, which `token` in a loop pays.
+ * registered: the fourteen others cost about 1.5 ms of start-up, which `token` in a loop pays.
  */
 export function buildProgram(ctx: AppContext, version: string, argv?: readonly string[]): Command {
   const program = new Command('mmauth')

@@ -41,6 +41,7 @@ describe('runStatus (in-process, fixed clock)', () => {
     expect(ctx.stdout.text()).toBe('');
     expect(ctx.stderr.text().replaceAll(ctx.configDir, '<dir>')).toMatchInlineSnapshot(`
       "Config file: <dir>/config.json
+      Profile: default (the default profile)
 
         ci
         base URL:      http://127.0.0.1:9
@@ -77,9 +78,9 @@ describe('runStatus (in-process, fixed clock)', () => {
 
   it('--json: one document with every profile; never the secret or the token', async () => {
     const ctx = threeProfiles();
-    await runStatus({ json: true, profile: 'pat', timeout: 5 }, ctx);
+    await runStatus({ json: true, timeout: 5 }, ctx);
     const json = JSON.parse(ctx.stdout.text());
-    expect(json.selected).toBe('pat');
+    expect(json).toMatchObject({ selected: 'default', selected_by: 'default', directory_file: null });
     expect(
       json.profiles.map((p: { name: string; state: string; expires_in: number | null }) => [
         p.name,
@@ -94,6 +95,14 @@ describe('runStatus (in-process, fixed clock)', () => {
     expect(ctx.stdout.text()).not.toMatch(/s3cret|AAAA|BBBB|CCCC/);
   });
 
+  it('--profile NAME: that profile only, selected by the flag', async () => {
+    const ctx = threeProfiles();
+    await runStatus({ json: true, profile: 'pat', timeout: 5 }, ctx);
+    const json = JSON.parse(ctx.stdout.text());
+    expect(json).toMatchObject({ selected: 'pat', selected_by: 'flag' });
+    expect(json.profiles.map((p: { name: string }) => p.name)).toEqual(['pat']);
+  });
+
   it.each([
     [
       'ci',
@@ -101,12 +110,18 @@ describe('runStatus (in-process, fixed clock)', () => {
       'the selected profile "ci" has an expired token',
       'run `mmauth client-credentials --profile ci`',
     ],
-    ['nosuch', 'not_logged_in', 'the selected profile "nosuch" does not exist', 'run `mmauth login --profile nosuch`'],
   ])('exit 4 after printing when the selected profile %s has no valid token', async (profile, code, message, hint) => {
     const ctx = threeProfiles();
     const error = await rejectedBy(() => runStatus({ profile, timeout: 5 }, ctx));
     expect(failureOf(error)).toEqual({ code, exitCode: 4, message });
     expect(error.hint).toBe(hint);
     expect(ctx.stderr.text()).toContain('Config file:');
+  });
+
+  it('an unknown --profile: unknown_profile (exit 4) listing the known ones', async () => {
+    const ctx = threeProfiles();
+    const error = await rejectedBy(() => runStatus({ profile: 'nosuch', timeout: 5 }, ctx));
+    expect(failureOf(error)).toMatchObject({ code: 'unknown_profile', exitCode: 4 });
+    expect(error.message).toContain('"ci", "default", "pat"');
   });
 });

@@ -10,6 +10,7 @@ const COMMANDS = [
   'token',
   'refresh',
   'api',
+  'exec',
   'header',
   'status',
   'logout',

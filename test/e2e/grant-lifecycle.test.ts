@@ -349,14 +349,18 @@ describe('what the report found besides the chain', () => {
       (await runCli(['client-credentials', '--base-url', down.baseUrl, '--profile', 'down'], { env: downEnv })).code,
     ).toBe(0);
     await down.close();
-    const result = await runCli(['status', '--check', '--json', '--profile', 'up', '--timeout', '5'], { env });
+    const result = await runCli(['status', '--check', '--json', '--timeout', '5'], {
+      env: { ...env, MMAUTH_PROFILE: 'up' },
+    });
     expect(result.code, result.stderr).toBe(0);
     const profiles = JSON.parse(result.stdout).profiles as Array<{ name: string; check: string }>;
     expect(profiles.map(({ name, check }) => [name, check]).sort()).toEqual([
       ['down', 'unreachable'],
       ['up', 'active'],
     ]);
-    const selectedDown = await runCli(['status', '--check', '--profile', 'down', '--timeout', '5'], { env });
+    const selectedDown = await runCli(['status', '--check', '--timeout', '5'], {
+      env: { ...env, MMAUTH_PROFILE: 'down' },
+    });
     expect(selectedDown.code).toBe(3);
     expect(selectedDown.stderr).toContain('up');
     expect(selectedDown.stderr).toContain('its server could not be reached');

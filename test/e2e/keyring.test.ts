@@ -415,6 +415,11 @@ describe('mmauth doctor checks the keyring', () => {
     expect(good.check?.detail).toMatch(/Secret Service \(D-Bus\) answers .*sealed, and its key opens them/);
 
     const fileProfile = { MMAUTH_PROFILE: 'plain', DBUS_SESSION_BUS_ADDRESS: undefined };
+    // A profile named by MMAUTH_PROFILE must exist: one with settings only, no credentials.
+    const created = await runCli(['profile', 'create', 'plain', '--base-url', emulator.baseUrl], {
+      env: { ...env, ...fileProfile },
+    });
+    expect(created.code, created.stderr).toBe(0);
     const none = await keyringOf(fileProfile);
     expect(none.check).toMatchObject({ status: 'warn' });
     expect(none.check?.detail).toMatch(/no Secret Service \(D-Bus\) to use/);

@@ -21,7 +21,8 @@ describe('mmauth status over several profiles', () => {
     });
     expect(pat.code).toBe(0);
 
-    const ci = await runCli(['status', '--profile', 'ci', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    // MMAUTH_PROFILE selects and lists every profile; --profile would show that profile only.
+    const ci = await runCli(['status', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_PROFILE: 'ci' } });
     expect(ci.code).toBe(0);
     const status = JSON.parse(ci.stdout);
     expect(status).toMatchObject({
@@ -52,7 +53,7 @@ describe('mmauth status over several profiles', () => {
     expect(status.profiles[0].expires_in).toBeGreaterThan(7100);
     expect(ci.stdout).not.toContain(storedAccessToken(configDir, 'ci'));
 
-    const human = await runCli(['status', '--profile', 'pat'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    const human = await runCli(['status'], { env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_PROFILE: 'pat' } });
     expect(human.code).toBe(0);
     expect(human.stdout).toBe('');
     expect(human.stderr).toContain(`Config file: ${join(configDir, 'config.json')}`);
@@ -87,13 +88,13 @@ describe('mmauth status --check', () => {
     const env = emulator.env(configDir);
     expect((await runCli(['client-credentials', '--profile', 'a'], { env })).code).toBe(0);
     expect((await runCli(['client-credentials', '--profile', 'b'], { env })).code).toBe(0);
-    const plain = await runCli(['status', '--profile', 'a', '--json'], { env });
+    const plain = await runCli(['status', '--json'], { env: { ...env, MMAUTH_PROFILE: 'a' } });
     expect(JSON.parse(plain.stdout).profiles.map((p: { check: unknown }) => p.check)).toEqual([null, null]);
     expect(emulator.requests.filter((r) => r.url === '/oauth2/token/info')).toHaveLength(0);
 
     const tokenB = (await runCli(['token', '--profile', 'b'], { env })).stdout.trim();
     emulator.state.revokeToken(tokenB);
-    const checked = await runCli(['status', '--check', '--profile', 'a', '--json'], { env });
+    const checked = await runCli(['status', '--check', '--json'], { env: { ...env, MMAUTH_PROFILE: 'a' } });
     expect(checked.code).toBe(0);
     expect(JSON.parse(checked.stdout).profiles.map((p: { name: string; check: unknown }) => [p.name, p.check])).toEqual(
       [
@@ -101,7 +102,7 @@ describe('mmauth status --check', () => {
         ['b', 'refused'],
       ],
     );
-    const human = await runCli(['status', '--check', '--profile', 'b'], { env });
+    const human = await runCli(['status', '--check'], { env: { ...env, MMAUTH_PROFILE: 'b' } });
     expect(human.code).toBe(4);
     expect(human.stderr).toMatch(/token:\s+active \(token info accepts it\)/);
     expect(human.stderr).toMatch(/token:\s+refused by token info/);

@@ -141,6 +141,7 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
   let store: Promise<ProfileStore> | undefined;
   const secrets = new SecretScrubber();
   rememberEnvironmentSecrets(secrets, env);
+  let requestedExitCode: number | undefined;
   const keyring = options.keyring;
   const openStore = () =>
     (store ??= (async () =>
@@ -163,6 +164,12 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
     signal: interrupt.signal,
     nowMs: () => nowMs,
     cwd: () => options.cwd ?? configDir,
+    setExitCode: (code) => {
+      requestedExitCode = code;
+    },
+    get requestedExitCode() {
+      return requestedExitCode;
+    },
     secrets,
     output: () => (output ??= createOutput({ stdout, stderr }, env, (text) => secrets.scrub(text))),
     prompter: NO_PROMPTS,

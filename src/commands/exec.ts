@@ -1,0 +1,136 @@
+import type { Command } from '@commander-js/extra-typings';
+import { constants as osConstants } from 'node:os';
+import type { AppContext } from '../context.js';
+import { MmauthError } from '../errors.js';
+import { renewalOf } from '../grant/renewal.js';
+import { formatInstant } from '../ui/format.js';
+import { withRenewalOptions, withTokenOptions } from './shared/options.js';
+import { usableAccessToken, type UsableTokenOptions } from './shared/usable-token.js';
+
+/** Options of `mmauth exec`. */
+export interface ExecOptions extends UsableTokenOptions {
+  /** The variable the access token goes in (default MMAUTH_TOKEN). */
+  tokenEnv: string;
+  /** Also serve a token endpoint to the child. */
+  serve?: boolean;
+}
+
+/** The signals forwarded to the child. */
+const FORWARDED = ['SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGTERM'] as const;
+
+/** Registers `mmauth exec`; the logic is runExec. */
+export function registerExec(program: Command, ctx: AppContext): void {
+  withRenewalOptions(withTokenOptions(program.command('exec')))
+    .argument('<command...>', 'the program to run and its arguments (after --)')
+    .option('--token-env <name>', 'the variable that carries the access token', 'MMAUTH_TOKEN')
+    .option('--serve', 'also serve a token endpoint to the child (MMAUTH_TOKEN_URL, MMAUTH_TOKEN_URL_AUTHORIZATION)')
+    .description(
+      'run a program with a token that stays valid while it runs: MMAUTH_TOKEN at start, MMAUTH_TOKEN_FILE kept current, --serve for an endpoint (never the refresh token or client secret)',
+    )
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mmauth exec -- ./sync-maps.sh
+  $ mmauth exec --profile ci --serve -- python export.py
+  $ mmauth exec --token-env MAPS_TOKEN -- env | grep MAPS_TOKEN`,
+    )
+    .action(async (command, options) => runExec(command, options, ctx));
+}
+
+/** The child's environment (README "exec"): the parent's without the client secret, plus the token's variables. */
+function childEnvironment(env: NodeJS.ProcessEnv, added: Record<string, string>): NodeJS.ProcessEnv {
+  const child: NodeJS.ProcessEnv = { ...env };
+  delete child.MMAUTH_CLIENT_SECRET;
+  delete child.MMAUTH_TOKEN;
+  return { ...child, ...added };
+}
+
+/**
+ * `mmauth exec [options] -- COMMAND [ARGS…]`: gets a usable token exactly as `token` does (none:
+ * exit 4, the child is not started), then runs COMMAND with stdin, stdout and stderr as they are,
+ * MMAUTH_TOKEN (or --token-env) and MMAUTH_TOKEN_FILE (a 0600 file in a fresh 0700 directory, kept
+ * current), and with --serve a token endpoint on 127.0.0.1 (MMAUTH_TOKEN_URL and
+ * MMAUTH_TOKEN_URL_AUTHORIZATION). The token is renewed before it goes stale while the child runs
+ * (keepTokenFresh). SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded; the exit code is the
+ * child's, or 128 + the signal number. The endpoint closes and the directory goes when the child
+ * ends. Throws what usableAccessToken throws, `usage` for a bad --token-env or a command that cannot start.
+ */
+export async function runExec(command: string[], options: ExecOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const [program, ...args] = command;
+  if (program === undefined) throw new MmauthError('usage', 'exec needs a command to run: mmauth exec -- COMMAND');
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.tokenEnv)) {
+    throw new MmauthError('usage', `--token-env "${options.tokenEnv}" is not a variable name`);
+  }
+  const first = await usableAccessToken(options, ctx, (line) => out.warn(line));
+  const listed = first.stored === undefined ? undefined : (await ctx.openStore()).listOne(first.profileName);
+  const canRenew = listed !== undefined && renewalOf(listed, ctx.env) !== 'none';
+  if (!canRenew && first.stored?.expiresAt !== undefined) {
+    out.warn(
+      `this token cannot be renewed here (${first.stored.grant}): the child keeps it until it expires at ${formatInstant(Date.parse(first.stored.expiresAt))}`,
+    );
+  }
+  const [{ createTokenFile }, { keepTokenFresh }] = await Promise.all([
+    import('./exec/token-file.js'),
+    import('./exec/token-keeper.js'),
+  ]);
+  const file = createTokenFile(ctx.env, first.accessToken);
+  const keeper = keepTokenFresh(
+    first,
+    options,
+    ctx,
+    (token) => file.write(token),
+    (line) => out.warn(line),
+    canRenew,
+  );
+  let server: { url: string; authorization: string; close(): Promise<void> } | undefined;
+  try {
+    if (options.serve === true) {
+      const { startTokenServer } = await import('./exec/token-server.js');
+      server = await startTokenServer(() => keeper.fresh());
+    }
+    const env = childEnvironment(ctx.env, {
+      [options.tokenEnv]: first.accessToken,
+      MMAUTH_TOKEN_FILE: file.path,
+      ...(server === undefined
+        ? {}
+        : { MMAUTH_TOKEN_URL: server.url, MMAUTH_TOKEN_URL_AUTHORIZATION: server.authorization }),
+    });
+    ctx.setExitCode(await runChild(program, args, env));
+  } finally {
+    keeper.stop();
+    await server?.close();
+    file.remove();
+  }
+}
+
+/** Runs the child with the terminal as it is and forwards the signals; resolves with its exit code (128 + n for a signal). */
+async function runChild(program: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const { spawn } = await import('node:child_process');
+  // While the child runs, signals are its: the process's own Ctrl-C handling steps aside.
+  const saved = process.listeners('SIGINT');
+  process.removeAllListeners('SIGINT');
+  const forwarders = FORWARDED.map((signal) => {
+    const forward = () => child.kill(signal);
+    process.on(signal, forward);
+    return () => process.off(signal, forward);
+  });
+  const child = spawn(program, args, { stdio: 'inherit', env });
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      child.once('error', (error) =>
+        reject(new MmauthError('usage', `cannot run ${program}: ${error.message}`, { cause: error })),
+      );
+      child.once('exit', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
+    });
+  } finally {
+    for (const remove of forwarders) remove();
+    for (const listener of saved) process.on('SIGINT', listener as () => void);
+  }
+}
+
+/** A signal's number (os.constants), for 128 + n. */
+function signalNumber(signal: NodeJS.Signals | null): number {
+  return signal === null ? 0 : (osConstants.signals[signal] ?? 0);
+}

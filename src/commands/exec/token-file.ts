@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, lstatSync, mkdtempSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The private directory of one `exec` run and the token file in it. */
+export interface TokenFile {
+  /** The directory (0700), removed by remove(). */
+  readonly dir: string;
+  /** The file (0600) holding the current access token and a newline. */
+  readonly path: string;
+  /** Replaces the file's content atomically (a new file renamed over the old): a reader never sees half a token. */
+  write(accessToken: string): void;
+  /** Removes the directory and everything in it; idempotent, never throws. */
+  remove(): void;
+}
+
+/**
+ * Where the private directory goes (decisions 36): `XDG_RUNTIME_DIR` when it is set and is a
+ * directory of this user's with mode 0700, else the system temporary directory.
+ */
+export function privateParent(env: NodeJS.ProcessEnv): string {
+  const runtime = env.XDG_RUNTIME_DIR;
+  if (runtime !== undefined && runtime !== '') {
+    try {
+      const stats = lstatSync(runtime);
+      const uid = typeof process.getuid === 'function' ? process.getuid() : stats.uid;
+      if (stats.isDirectory() && stats.uid === uid && (stats.mode & 0o777) === 0o700) return runtime;
+    } catch {
+      // Not there: the temporary directory instead.
+    }
+  }
+  return tmpdir();
+}
+
+/** Writes `text` into a new file at `path` (0600), never through a link. */
+function writeNew(path: string, text: string): void {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Creates one run's private directory (0700, mkdtemp: a new random name) and its token file (0600) holding `accessToken`. */
+export function createTokenFile(env: NodeJS.ProcessEnv, accessToken: string): TokenFile {
+  const dir = mkdtempSync(join(privateParent(env), 'mmauth-exec-'));
+  const path = join(dir, 'token');
+  const file: TokenFile = {
+    dir,
+    path,
+    write(token) {
+      const temporary = join(dir, `.token-${randomBytes(8).toString('hex')}`);
+      writeNew(temporary, `${token}\n`);
+      renameSync(temporary, path);
+    },
+    remove() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  file.write(accessToken);
+  return file;
+}
