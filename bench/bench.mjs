@@ -6,7 +6,17 @@
 // of the pairwise ratios A/B. Every command runs without NODE_EXTRA_CA_CERTS (it adds about 30 ms
 // to each node start on these machines). Needs a built tree (`npm ci` builds it) and python3.
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +33,8 @@ const TARGETS = {
   emulator: { requestsPerSecond: 5000, p99Ms: 20 },
   installMB: 15,
   tokenKeyringVsNode: { ratio: 1.7 },
+  execOverTokenMs: 15,
+  tokenEndpoint: { requestsPerSecond: 5000, p99Ms: 2 },
 };
 
 /**
@@ -222,6 +234,52 @@ async function loadEmulator(emulator) {
   };
 }
 
+/**
+ * `mmauth exec --serve` with a child that only waits, and autocannon against its token endpoint:
+ * GET /token with the run's authorization, 10 connections, a fresh token (no renewal).
+ */
+async function loadTokenEndpoint(env) {
+  const { default: autocannon } = await import('autocannon');
+  const file = join(work, 'endpoint');
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'exec',
+      '--serve',
+      '--',
+      'sh',
+      '-c',
+      `echo "$MMAUTH_TOKEN_URL $MMAUTH_TOKEN_URL_AUTHORIZATION" > "${file}"; sleep 60`,
+    ],
+    { env, stdio: 'ignore' },
+  );
+  try {
+    let line = '';
+    for (let i = 0; i < 100 && line === ''; i++) {
+      await new Promise((done) => setTimeout(done, 50));
+      line = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+    }
+    const [url, authorization] = line.split(' ');
+    const run = (durationS) =>
+      autocannon({ url, headers: { authorization: `Bearer ${authorization}` }, connections: 10, duration: durationS });
+    await run(1);
+    const result = await run(5);
+    return {
+      connections: 10,
+      durationS: 5,
+      requests: result.requests.total,
+      requestsPerSecond: Math.round(result.requests.average),
+      p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
+      non2xx: result.non2xx,
+      errors: result.errors,
+    };
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
 /** Bytes of every file under `path` (apparent size, links not followed). */
 function treeBytes(path) {
   const stat = lstatSync(path);
@@ -406,6 +464,13 @@ async function main() {
       results.push(await comparePair('apiVsHeaderCurl', api, recipe));
     }
 
+    // exec: its overhead over `token` (the child does nothing), and its token endpoint under load.
+    const exec = { ...mmauth('mmauth exec -- true', ['exec', '--', 'true']), isSilent: true };
+    results.push(await comparePair('execVsToken', exec, mmauth('mmauth token', ['token'])));
+    log('exec --serve token endpoint under autocannon (10 connections, 5 s of GET /token)…');
+    const endpoint = await loadTokenEndpoint(serverEnv);
+    log(`  ${endpoint.requestsPerSecond} requests/s, p99 ${endpoint.p99Ms} ms, ${endpoint.non2xx} non-2xx`);
+
     log('emulator under autocannon (10 connections, 5 s of client-credentials requests)…');
     const load = await loadEmulator(emulator);
     log(`  ${load.requestsPerSecond} requests/s, p99 ${load.p99Ms} ms, ${load.non2xx} non-2xx, ${load.errors} errors`);
@@ -454,6 +519,20 @@ async function main() {
           load.errors === 0,
       },
       {
+        target: '`mmauth exec -- true` ≤ `mmauth token` + 15 ms',
+        figure: `+${round(byName.execVsToken.aMedianMs - byName.execVsToken.bMedianMs)} ms`,
+        isMet: byName.execVsToken.aMedianMs - byName.execVsToken.bMedianMs <= TARGETS.execOverTokenMs,
+      },
+      {
+        target: 'exec token endpoint ≥ 5,000 requests/s, p99 ≤ 2 ms',
+        figure: `${endpoint.requestsPerSecond} req/s, p99 ${endpoint.p99Ms} ms`,
+        isMet:
+          endpoint.requestsPerSecond >= TARGETS.tokenEndpoint.requestsPerSecond &&
+          endpoint.p99Ms <= TARGETS.tokenEndpoint.p99Ms &&
+          endpoint.non2xx === 0 &&
+          endpoint.errors === 0,
+      },
+      {
         target: 'production install ≤ 15 MB',
         figure: `${install.totalMB} MB`,
         isMet: install.totalMB <= TARGETS.installMB,
@@ -468,6 +547,7 @@ async function main() {
           `| ${r.a} vs ${r.b} | ${r.aMedianMs} | ${r.bMedianMs} | ${r.medianRatio} | ${r.aPeakRssMiB} | ${r.bPeakRssMiB} |`,
       ),
       '',
+      `exec --serve token endpoint under autocannon: ${endpoint.requestsPerSecond} requests/s, p50 ${endpoint.p50Ms} ms, p99 ${endpoint.p99Ms} ms, ${endpoint.requests} requests, ${endpoint.non2xx} non-2xx, ${endpoint.errors} errors`,
       `emulator under autocannon: ${load.requestsPerSecond} requests/s, p50 ${load.p50Ms} ms, p99 ${load.p99Ms} ms, ${load.requests} requests, ${load.non2xx} non-2xx, ${load.errors} errors`,
       `production install: ${install.totalMB} MB (dependencies ${round(install.dependencyBytes / 1e6, 2)} MB + bin and dist ${round(install.packageBytes / 1e6, 2)} MB)`,
       '',
@@ -484,6 +564,7 @@ async function main() {
       settings: { pairs: options.pairs, warmupPairs: options.warmup, nodeExtraCaCerts: 'unset' },
       comparisons: results,
       emulator: load,
+      execTokenEndpoint: endpoint,
       install,
       targets: verdicts,
       benchSeconds: round((Date.now() - startedMs) / 1000),
