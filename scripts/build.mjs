@@ -201,10 +201,12 @@ try {
             token_type: 'bearer',
             grant: 'personal',
             obtained_at: new Date(0).toISOString(),
-            access_token_ref: 'access-token.00',
+            // Names of the shapes mmauth makes (a copy's account, a 128-bit key id), or the vault skips the keyring.
+            access_token_ref: `access-token.${'0'.repeat(32)}`,
           },
           sealed: {
-            key_id: '00',
+            v: 2,
+            key_id: '0'.repeat(32),
             nonce: 'AAAAAAAAAAAAAAAA',
             ciphertext: 'AAAAAAAAAAAAAAAAAAAAAA',
             fields: ['access_token'],
