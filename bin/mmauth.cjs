@@ -18,8 +18,17 @@ try {
 } catch {
   cachedData = undefined;
 }
+let source;
+try {
+  source = readFileSync(file, 'utf8');
+} catch (error) {
+  if (error.code !== 'ENOENT') throw error;
+  // A clone that was never built: say what to run, not a stack trace.
+  process.stderr.write('error: mmauth is not built yet: run `npm ci` (or `npm run build`) in its directory first\n');
+  process.exit(1);
+}
 const script = new Script(
-  `(function (exports, require, module, __filename, __dirname) {${readFileSync(file, 'utf8')}\n})`,
+  `(function (exports, require, module, __filename, __dirname) {${source}\n})`,
   {
     filename: file,
     cachedData,

@@ -41,10 +41,13 @@ async function report(
     if (conflict === undefined) {
       // Commander printed its message itself; under --json the document says it too.
       const message = error.message.replace(/^error:\s*/, '');
+      // An unknown word without a suggestion: say where the list is (a typo already got "Did you mean").
+      const isLost = error.code === 'commander.unknownCommand' && !/Did you mean/.test(error.message);
+      if (isLost) out.info('  see `mmauth --help` for the commands');
       printJson({
         code: 'usage',
         message,
-        hint: undefined,
+        hint: isLost ? 'see `mmauth --help` for the commands' : undefined,
         exitCode: ExitCode.usage,
         oauthError: undefined,
         status: undefined,

@@ -51,6 +51,7 @@ export const ERROR_CODES = [
   'api_unauthorized',
   'credentials_lost',
   'login_intercepted',
+  'not_renewable',
   // The server's OAuth error; the exit code follows `oauthError` (RFC 6749 §4.1.2.1, §5.2; RFC 7009).
   'authorization_error',
   'token_endpoint_error',

@@ -87,6 +87,7 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
     nowMs,
     options.json === true,
     `Got a client credentials token from ${endpoints.baseUrl}${where}`,
-    { replaced },
+    // Nothing stored: no profile holds this token (and `default` may belong to another client).
+    options.save ? { replaced } : { replaced, profile: null },
   );
 }

@@ -5,10 +5,14 @@ import { describeLifetime, formatInstant, maskToken } from '../ui/format.js';
 import { selectAccessToken } from './shared/access-token.js';
 import { withCommonOptions, type CommonOptions } from './shared/options.js';
 import { resolveTarget } from './shared/target.js';
+import { assertCredentialOrigin } from '../grant/credential-binding.js';
+import { isFresh, renewalOf } from '../grant/renewal.js';
+import { usableAccessToken } from './shared/usable-token.js';
 
 /** Registers `mmauth info`; the logic is runInfo. */
 export function registerInfo(program: Command, ctx: AppContext): void {
   withCommonOptions(program.command('info'))
+    .option('--no-renew', 'ask about the stored token as it is, even when it is stale (no renewal first)')
     .description(
       'show what the server says of the stored token (or MMAUTH_TOKEN): owner, scopes, lifetime, application',
     )
@@ -23,15 +27,37 @@ Examples:
     .action(async (options) => runInfo(options, ctx));
 }
 
+/** Options of `mmauth info`. */
+export interface InfoOptions extends CommonOptions {
+  /** false with --no-renew: never renew a stale token first. */
+  renew?: boolean;
+}
+
 /**
  * Asks token info (spec §4.3) about the profile's token or MMAUTH_TOKEN and prints owner id,
  * scopes, remaining lifetime, application uid and the masked token; --json prints
- * `{resource_owner_id, scope[], expires_in, expires_at, application: {uid}, created_at}`.
+ * `{resource_owner_id, scope[], expires_in, expires_at, application: {uid}, created_at}` (times ISO
+ * 8601). A locally stale token that can renew is renewed first, as `token` does (decisions 30;
+ * `--no-renew` not to); a locally valid token the server refuses is reported, not renewed around.
  * Throws `not_logged_in`, `token_inactive` (401), network and malformed-answer errors.
  */
-export async function runInfo(options: CommonOptions, ctx: AppContext): Promise<void> {
+export async function runInfo(options: InfoOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const target = await resolveTarget(options, ctx, { needsStoredToken: true });
+  let target = await resolveTarget(options, ctx, { needsStoredToken: true });
+  const stored = target.profile?.token;
+  const isRenewable = target.profile !== undefined && renewalOf(target.profile, ctx.env) !== 'none';
+  if (options.renew !== false && !ctx.env.MMAUTH_TOKEN?.trim() && stored !== undefined && isRenewable) {
+    if (!isFresh(stored, ctx.nowMs(), 0)) {
+      assertCredentialOrigin(target.profileName, target.profile, target.endpoints.baseUrl);
+      const renewal = { profile: target.profileName, minTtl: 0, renew: true, timeout: options.timeout };
+      await usableAccessToken(
+        { ...renewal, ...(options.verbose === undefined ? {} : { verbose: options.verbose }) },
+        ctx,
+        (line) => out.warn(line),
+      );
+      target = await resolveTarget(options, ctx, { needsStoredToken: true });
+    }
+  }
   const { accessToken } = selectAccessToken(ctx, target.profileName, target.profile, target.endpoints.baseUrl);
   const info = await requireTokenInfo(target.server, accessToken);
   const nowMs = ctx.nowMs();
@@ -42,7 +68,7 @@ export async function runInfo(options: CommonOptions, ctx: AppContext): Promise<
       expires_in: info.expiresInSeconds,
       expires_at: info.expiresInSeconds === null ? null : formatInstant(nowMs + info.expiresInSeconds * 1000),
       application: { uid: info.applicationUid },
-      created_at: info.createdAt ?? null,
+      created_at: info.createdAt === undefined ? null : formatInstant(info.createdAt * 1000),
     });
   }
   out.success(`Token is active on ${target.endpoints.baseUrl}`);

@@ -1,5 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
+import { MmauthError } from '../errors.js';
 import { reportToken } from '../ui/token-report.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './shared/options.js';
@@ -43,7 +44,14 @@ export async function runRefresh(options: RefreshOptions, ctx: AppContext): Prom
   const { profileName } = local;
   assertCredentialOrigin(profileName, profile, pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined));
   const token = profile.token;
-  if (token === undefined || renewalOf(profile, ctx.env) === 'none') throw cannotRenew(profileName);
+  if (token === undefined) throw cannotRenew(profileName);
+  if (renewalOf(profile, ctx.env) === 'none') {
+    const why =
+      token.grant === 'client_credentials'
+        ? 'a client credentials token renews only with the client secret, and none is stored or in MMAUTH_CLIENT_SECRET'
+        : `${token.grant === 'personal' ? 'a personal access' : token.grant === 'implicit' ? 'an implicit-flow' : 'a code-flow'} token without a refresh token cannot be renewed`;
+    throw new MmauthError('not_renewable', `the token of profile "${profileName}" cannot be renewed: ${why}`);
+  }
   const trace = await traceFor(options, ctx);
   const renewal = { profileName, store: local.store, timeoutSeconds: options.timeout, trace };
   const renewed = await renewToken(token, renewal, ctx);

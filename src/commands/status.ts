@@ -82,7 +82,13 @@ function describeState(state: TokenState, profile: ListedProfile, nowMs: number,
     case 'expired':
       return `expired at ${formatInstant(Date.parse(token?.expiresAt ?? ''))}`;
     case 'no_expiry':
-      return `${verdict}, no expiry`;
+      // The verdict's own parenthesis carries "no expiry": one clause, not two.
+      return verdict
+        .replace('valid (by its expiry; not checked)', 'valid (no expiry; not checked)')
+        .replace(
+          /^(active \(token info accepts it\)|refused by token info \(revoked or invalid\)|valid by its expiry; not checked: its server could not be reached)$/,
+          '$1, no expiry',
+        );
     case 'valid':
       return `${verdict}, ${formatDuration(token === undefined ? 0 : (secondsLeft(token, nowMs) ?? 0))} left (until ${formatInstant(Date.parse(token?.expiresAt ?? ''))})`;
   }

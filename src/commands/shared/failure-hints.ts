@@ -8,6 +8,9 @@ import { firstSteps, nextStep } from './next-step.js';
 
 const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file or --client-secret-stdin';
 
+/** Commands that take no --base-url: they talk to the profile's own server. */
+const PROFILE_SERVER_COMMANDS = new Set(['token', 'header', 'refresh', 'exec', 'api']);
+
 /** Hints for the server's OAuth errors (RFC 6749 §4.1.2.1, §5.2), worded for the run that failed. */
 export function oauthHint(oauthError: string | undefined, context: FailureContext): string | undefined {
   const again = `\`${nextStep(context.origin ?? 'authorization_code', context.profileName)}\``;
@@ -59,8 +62,12 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
         : 'if the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (PEM)';
     case 'connection_failed':
       if (details.reason === 'proxy_auth') return statusHint(407);
-      return details.reason === 'proxy_refused'
-        ? 'check the proxy (HTTPS_PROXY / HTTP_PROXY) or exempt the host with NO_PROXY'
+      if (details.reason === 'proxy_refused') {
+        return 'check the proxy (HTTPS_PROXY / HTTP_PROXY) or exempt the host with NO_PROXY';
+      }
+      // These commands take no --base-url: the profile's own server is the one to check or change.
+      return PROFILE_SERVER_COMMANDS.has(context.command ?? '')
+        ? `check that the server of profile "${context.profileName}" is running; to point the profile elsewhere: mmauth profile set ${context.profileName} --base-url URL`
         : 'check --base-url and that the server is running';
     case 'response_too_large':
       return 'no OAuth answer is that large: check --base-url';
@@ -88,6 +95,7 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
       return 'use a profile of its own for that URL (--profile NAME), or drop --base-url / MMAUTH_BASE_URL; --replace on login or client-credentials rebinds this profile';
     case 'identity_change':
       return 'use another profile (--profile NAME), or pass --replace to replace it';
+    case 'not_renewable':
     case 'token_expired':
       return `get a new one: ${nextStep(context.origin, context.profileName)}`;
     case 'refresh_refused':

@@ -56,6 +56,7 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   token_inactive: ExitCode.auth,
   refresh_refused: ExitCode.auth,
   login_intercepted: ExitCode.auth,
+  not_renewable: ExitCode.auth,
   state_mismatch: ExitCode.auth,
   revocation_not_confirmed: ExitCode.auth,
   api_unauthorized: ExitCode.auth,
