@@ -53,8 +53,12 @@ describe('flags → options', () => {
     ],
     [['api', '/x', '-f', 'a=1', '-f', 'b=2'], { header: [], field: ['a=1', 'b=2'], timeout: 30, renew: true }],
     [['status', '--profile', 'x'], { profile: 'x', timeout: 30 }],
-    [['info'], { timeout: 30 }],
-    [['info', '--base-url', 'https://a.example', '--timeout', '7'], { baseUrl: 'https://a.example', timeout: 7 }],
+    [['info'], { timeout: 30, renew: true }],
+    [
+      ['info', '--base-url', 'https://a.example', '--timeout', '7'],
+      { baseUrl: 'https://a.example', timeout: 7, renew: true },
+    ],
+    [['info', '--no-renew'], { timeout: 30, renew: false }],
     [
       ['client-credentials', '--no-save', '--scope', 'service', '--client-id', 'app'],
       { timeout: 30, save: false, scope: 'service', clientId: 'app' },

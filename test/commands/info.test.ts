@@ -19,7 +19,7 @@ describe('runInfo (in-process, against the emulator)', () => {
       expires_in: null,
       expires_at: null,
       application: { uid: flavor === 'spec' ? 2 : 'personal-access-tokens' },
-      created_at: flavor === 'spec' ? null : expect.any(Number),
+      created_at: flavor === 'spec' ? null : expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
     });
     expect(ctx.stderr.text()).toContain(`✓ Token is active on ${emulator.baseUrl}`);
     expect(emulator.requests[0]?.headers.authorization).toBe(`Bearer ${emulator.personalAccessToken}`);

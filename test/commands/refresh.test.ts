@@ -64,7 +64,7 @@ describe('renewToken: one renewal across processes (in-process, against the emul
     expect(refreshes()).toBe(1);
   });
 
-  it('a profile that cannot renew: token_expired (exit 4) with the next step', async () => {
+  it('a profile that cannot renew: not_renewable (exit 4) with the next step', async () => {
     const emulator = await startTestEmulator();
     const ctx = createTestContext({ nowMs: NOW, env: { MMAUTH_TOKEN: '' } });
     const { writeProfiles, storedToken, inS } = await import('../support/profiles.js');
@@ -72,7 +72,7 @@ describe('renewToken: one renewal across processes (in-process, against the emul
       imp: { base_url: emulator.baseUrl, client_id: 'x', token: storedToken('i'.repeat(30), inS(-5), 'implicit') },
     });
     const error = await rejectedBy(() => runRefresh({ timeout: 5, profile: 'imp' }, ctx));
-    expect(failureOf(error)).toMatchObject({ code: 'token_expired', exitCode: 4 });
+    expect(failureOf(error)).toMatchObject({ code: 'not_renewable', exitCode: 4 });
     expect(failureHintOf(error, { profileName: 'imp', origin: 'implicit' })).toBe(
       'get a new one: mmauth login --implicit --profile imp',
     );

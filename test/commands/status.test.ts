@@ -68,7 +68,7 @@ describe('runStatus (in-process, fixed clock)', () => {
         client id:     (not set)
         grant:         personal
         scopes:        service
-        token:         valid (by its expiry; not checked), no expiry   CCCC…CCCC
+        token:         valid (no expiry; not checked)   CCCC…CCCC
         client secret: not stored
         credentials:   in the file, plain text
         renews with:   none

@@ -59,7 +59,7 @@ describe('mmauth status over several profiles', () => {
     expect(human.stderr).toContain(`Config file: ${join(configDir, 'config.json')}`);
     expect(human.stderr).toMatch(/▸ pat \(selected\)/);
     expect(human.stderr).toMatch(/token:\s+valid \(by its expiry; not checked\), \d+h( \d+m)? left \(until /);
-    expect(human.stderr).toMatch(/token:\s+valid \(by its expiry; not checked\), no expiry/);
+    expect(human.stderr).toMatch(/token:\s+valid \(no expiry; not checked\)/);
     expect(human.stderr).not.toContain(emulator.personalAccessToken);
 
     // The default profile does not exist: exit 4, but the listing is still printed.

@@ -19,7 +19,7 @@ export interface CliResult {
 
 /** Options of a spawned run. */
 export interface CliOptions {
-  /** Added to a clean environment (no MMAUTH_*, BROWSER, NO_COLOR or CI from the outer one). */
+  /** Added to a clean environment (no MMAUTH_*, BROWSER, NO_COLOR, CI, SSH, display or proxy variables from the outer one). */
   env?: Record<string, string | undefined>;
   /** Written to stdin, which is then closed; stdin is a pipe (never a TTY) in any case. */
   input?: string;
@@ -35,7 +35,12 @@ export interface CliOptions {
 export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!/^(MMAUTH_|BROWSER$|NO_COLOR$|CI$|SSH_|FORCE_COLOR$)/.test(key)) env[key] = value;
+    // Whatever the developer's shell holds (a corporate proxy, an MMAUTH_PROFILE, CI=true) stays out.
+    if (
+      !/^(MMAUTH_|BROWSER$|NO_COLOR$|CI$|SSH_|FORCE_COLOR$|DISPLAY$|WAYLAND_DISPLAY$|XDG_RUNTIME_DIR$)/.test(key) &&
+      !/^(https?|all|no)_proxy$/i.test(key)
+    )
+      env[key] = value;
   }
   for (const [key, value] of Object.entries(extra)) {
     if (value === undefined) delete env[key];
