@@ -55,7 +55,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     const init = { ...given, headers: requestHeaders({ ...headers, 'user-agent': userAgent }, given.body) };
     const deadline = deadlineSignal(options.timeoutMs, [init.signal, options.interrupt]);
     const { signal } = deadline;
-    const label = `${init.method} ${url}`;
+    // Method, origin and path: an authorization URL's query (state, code_challenge) is noise in an error line.
+    const parsed = new URL(url);
+    const label = `${init.method} ${parsed.origin}${parsed.pathname}`;
     const startedMs = performance.now();
     if (options.trace !== undefined) traceRequest(options.trace, scrubber, url, init);
     try {
