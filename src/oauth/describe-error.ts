@@ -83,6 +83,9 @@ export async function describeOAuthFailure(
     return failure;
   }
   if (failure instanceof lib.ResponseBodyError) {
+    // A 404 is the path, whatever its body says (Rails' `{"error": "Not Found"}` is no OAuth error):
+    // oauth_error only ever holds the server's OAuth `error` value.
+    if (failure.status === 404) return statusError(endpoint, 404);
     return oauthErrorAnswer(code, endpoint, failure.error, failure.error_description, failure.status);
   }
   if (failure instanceof lib.WWWAuthenticateChallengeError) {

@@ -40,8 +40,8 @@ export async function validateTokenEndpointResponse(
  * Parses a token endpoint response read whole (spec §2.2; RFC 6749 §5.1, §5.2) as oauth4webapi's
  * process functions do, without Fetch API objects: 200 with an application/json body →
  * parseTokenResponse; an OAuth error body (JSON `error`), else an `error` in WWW-Authenticate
- * (RFC 6750 §3) → `token_endpoint_error`; any other status → `unexpected_status` (a 3xx is never
- * followed); a 200 that is not JSON → `malformed_response`.
+ * (RFC 6750 §3) → `token_endpoint_error`; a 404 or any other status → `unexpected_status` (a 3xx
+ * is never followed); a 200 that is not JSON → `malformed_response`.
  */
 export function parseTokenEndpointResponse(response: HttpResponse): TokenResponse {
   if (response.status === 200) {
@@ -52,7 +52,8 @@ export function parseTokenEndpointResponse(response: HttpResponse): TokenRespons
     }
     return parseTokenResponse(readJsonBody(response.body, ENDPOINT));
   }
-  if (response.status >= 400) {
+  // A 404 is the path, whatever its body says (Rails' `{"error": "Not Found"}` is no OAuth error).
+  if (response.status >= 400 && response.status !== 404) {
     const failure = oauthErrorBody(response.body) ?? parseChallengeError(response.headers['www-authenticate']);
     if (failure !== undefined) {
       throw oauthErrorAnswer('token_endpoint_error', ENDPOINT, failure.error, failure.description, response.status);

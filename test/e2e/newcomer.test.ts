@@ -130,3 +130,32 @@ describe('what a new user tripped over', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ profile: null, replaced: null });
   });
 });
+
+describe('a base URL with a wrong path (3)', () => {
+  it('login (probe 404) and client-credentials (token endpoint 404, even with a JSON body) name the base URL and its path; oauth_error stays empty', async () => {
+    const { startHostileServer, json } = await import('../support/hostile-server.js');
+    const server = await startHostileServer({
+      'GET /wrong/oauth2/authorize': (_req, res) => {
+        res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not Found</h1>');
+      },
+      'POST /wrong/oauth2/token': json({ status: 404, error: 'Not Found' }, 404),
+    });
+    const env = {
+      MMAUTH_CONFIG_DIR: makeConfigDir(),
+      MMAUTH_BASE_URL: `${server.baseUrl}/wrong`,
+      MMAUTH_CLIENT_ID: 'app',
+      MMAUTH_CLIENT_SECRET: 'secret-secret-secret',
+    };
+    for (const args of [
+      ['login', '--no-browser', '--json'],
+      ['client-credentials', '--json'],
+    ]) {
+      const result = await runCli(args, { env });
+      const error = JSON.parse(result.stdout).error as Record<string, unknown>;
+      expect(error.oauth_error).toBeUndefined();
+      expect(error.hint).toMatchInlineSnapshot(
+        `"check the base URL and its path (--base-url, MMAUTH_BASE_URL or the profile's): the endpoints are under {base}/oauth2/"`,
+      );
+    }
+  });
+});

@@ -76,7 +76,8 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
     case 'store_insecure':
       return 'make it yours and private (chown to this user; chmod 700 the directory, 600 the file; no links), or set MMAUTH_CONFIG_DIR to a directory of your own';
     case 'authorization_request_rejected':
-      return probeHint(error.oauthError);
+      // A 404 at the authorization endpoint is the base URL's path, not the client's settings.
+      return error.status === 404 ? statusHint(404) : probeHint(error.oauthError);
     case 'credentials_lost':
       return `run \`${nextStep(context.origin, context.profileName)}\` to store them again${context.origin === 'client_credentials' ? ' (give the client secret again)' : ''}; other profiles are untouched`;
     case 'keyring_unavailable':

@@ -18,5 +18,7 @@ export function statusHint(status: number | undefined): string | undefined {
   if (status >= 300 && status < 400) return "check --base-url: it must be the server's own address";
   if (status >= 500) return 'try again later';
   if (status === 407) return 'put the proxy credentials in HTTPS_PROXY / HTTP_PROXY (http://user:password@host:port)';
-  return status === 404 ? 'check --base-url: the endpoints are under {base}/oauth2/' : undefined;
+  return status === 404
+    ? "check the base URL and its path (--base-url, MMAUTH_BASE_URL or the profile's): the endpoints are under {base}/oauth2/"
+    : undefined;
 }
