@@ -27,13 +27,10 @@ try {
   process.stderr.write('error: mmauth is not built yet: run `npm ci` (or `npm run build`) in its directory first\n');
   process.exit(1);
 }
-const script = new Script(
-  `(function (exports, require, module, __filename, __dirname) {${source}\n})`,
-  {
-    filename: file,
-    cachedData,
-  },
-);
+const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  filename: file,
+  cachedData,
+});
 if (process.env.MMAUTH_BUILD_CODE_CACHE === '1') {
   // Set only by the build, which runs typical commands and keeps what V8 compiled for them.
   process.once('exit', () => {
