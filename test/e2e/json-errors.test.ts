@@ -43,7 +43,7 @@ describe('errors under --json', () => {
       2,
     ],
     ['logout, no such profile', ['logout', '--json', '--profile', 'nosuch'], {}, 'unknown_profile', 4],
-    ['refresh, nothing to renew with', ['refresh', '--json'], { expired: '1' }, 'token_expired', 4],
+    ['refresh, nothing to renew with', ['refresh', '--json'], { expired: '1' }, 'not_renewable', 4],
     ['an unknown option', ['token', '--json', '--bogus'], {}, 'usage', 2],
   ])('%s: one document, code %s', async (_what, args, setup, code, exitCode) => {
     const configDir = makeConfigDir();
