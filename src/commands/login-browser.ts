@@ -47,7 +47,9 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
   const intent = await prepareStoring(options, target.store, profileName, out);
   // No secret from any source: a public client (RFC 8252 §8.4), PKCE and client_id alone.
-  const clientSecret = isImplicit ? undefined : await findClientSecret(options, ctx, { ...target, profile: usable });
+  // A secret given to login is stored (sealed) whatever the flow; the implicit flow never sends it.
+  const givenSecret = await findClientSecret(options, ctx, { ...target, profile: usable });
+  const clientSecret = isImplicit ? undefined : givenSecret;
   if (isImplicit) {
     out.warn(
       "the implicit flow is deprecated (RFC 9700 §2.1.2: the token travels in the browser's URL); prefer `mmauth login` without --implicit",
@@ -127,7 +129,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
         ...(former = current),
         baseUrl: endpoints.baseUrl,
         clientId,
-        clientSecret: clientSecret ?? credentialsFor(current, endpoints.baseUrl, clientId)?.clientSecret,
+        clientSecret: givenSecret ?? credentialsFor(current, endpoints.baseUrl, clientId)?.clientSecret,
         scope,
         redirectUri: redirect?.uri,
         token,

@@ -162,7 +162,9 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
   const origin = isImplicit ? 'implicit' : 'authorization_code';
   assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
   const usable = credentialsFor(profile, endpoints.baseUrl);
-  const clientSecret = isImplicit ? undefined : await findClientSecret(options, ctx, { ...target, profile: usable });
+  // A secret given to login is stored (sealed) whatever the flow; the implicit flow never sends it.
+  const givenSecret = await findClientSecret(options, ctx, { ...target, profile: usable });
+  const clientSecret = isImplicit ? undefined : givenSecret;
   let response: TokenResponse;
   if (isImplicit) {
     const implicit = await import('../oauth/implicit.js');
@@ -185,7 +187,7 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
       ...(former = current),
       baseUrl: endpoints.baseUrl,
       clientId: pending.clientId,
-      clientSecret: clientSecret ?? credentialsFor(current, endpoints.baseUrl, pending.clientId)?.clientSecret,
+      clientSecret: givenSecret ?? credentialsFor(current, endpoints.baseUrl, pending.clientId)?.clientSecret,
       scope: pending.scope,
       token,
       pendingLogin: undefined,

@@ -159,3 +159,19 @@ describe('a base URL with a wrong path (3)', () => {
     }
   });
 });
+
+describe('a secret given to login is stored whatever the flow (17)', () => {
+  it('login --implicit with MMAUTH_CLIENT_SECRET stores it (never sends it in the authorization URL); logout then needs it no more', async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5' });
+    const configDir = makeConfigDir();
+    const env = { ...emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }), MMAUTH_CREDENTIAL_STORE: 'file' };
+    const login = await runCli(['login', '--implicit'], { env });
+    expect(login.code, login.stderr).toBe(0);
+    const authorize = emulator.requests.find((r) => r.url.startsWith('/oauth2/authorize?'));
+    expect(authorize?.url).not.toContain(emulator.client.clientSecret);
+    const stored = readConfig(configDir) as { profiles: Record<string, { client_secret?: string }> };
+    expect(stored.profiles.default?.client_secret).toBe(emulator.client.clientSecret);
+    const logout = await runCli(['logout'], { env: { ...env, MMAUTH_CLIENT_SECRET: undefined } });
+    expect(logout.code, logout.stderr).toBe(0);
+  });
+});
