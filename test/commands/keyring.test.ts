@@ -77,7 +77,7 @@ describe('client-credentials, then token', () => {
   it('no keyring: the file, and the notice once, at the storing command only', async () => {
     const { ctx, config } = await setUp(undefined);
     await runClientCredentials(storing, ctx);
-    const notices = ctx.stderr.text().match(/stored in plain text/g) ?? [];
+    const notices = ctx.stderr.text().match(/credentials in plain text/g) ?? [];
     expect(notices).toHaveLength(1);
     expect(ctx.stderr.text()).toContain(join(ctx.configDir, 'config.json'));
     expect(JSON.parse(config()).profiles.default).toMatchObject({

@@ -175,3 +175,22 @@ describe('a secret given to login is stored whatever the flow (17)', () => {
     expect(logout.code, logout.stderr).toBe(0);
   });
 });
+
+describe('the plain-text notice (18)', () => {
+  it('at most two short lines, once per profile: login --start says it, login --complete does not again', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const env = emulator.env(makeConfigDir());
+    const start = await runCli(['login', '--start', '--json'], { env });
+    expect(start.code, start.stderr).toBe(0);
+    const lines = start.stderr.split('\n');
+    const at = lines.findIndex((line) => line.includes('plain text'));
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(lines[at]?.length ?? 0).toBeLessThan(200);
+    expect(lines[at + 1]).toContain('MMAUTH_CREDENTIAL_STORE=file');
+    const url = (JSON.parse(start.stdout) as { authorization_url: string }).authorization_url;
+    const redirect = (await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '';
+    const complete = await runCli(['login', '--complete', redirect], { env });
+    expect(complete.code, complete.stderr).toBe(0);
+    expect(complete.stderr).not.toContain('plain text');
+  });
+});

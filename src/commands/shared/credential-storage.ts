@@ -22,7 +22,8 @@ export async function prepareStoring(
 ): Promise<WriteIntent> {
   const insecureStorage = options.insecureStorage === true;
   await store.assertCanStore(profileName, { insecureStorage });
-  let isSaid = false;
+  // Once per profile: one that already fell back to the file was told then (login --start, then --complete).
+  let isSaid = store.listOne(profileName)?.credentialStore === 'fallback';
   return {
     insecureStorage,
     isStoring: true,
@@ -33,9 +34,8 @@ export async function prepareStoring(
     onFileFallback: (reason) => {
       if (isSaid) return;
       isSaid = true;
-      out.warn(
-        `credentials of profile "${profileName}" stored in plain text in ${store.path} (mode 0600): ${reason}; set MMAUTH_CREDENTIAL_STORE=file to store them there without this notice, or MMAUTH_CREDENTIAL_STORE=keyring to refuse instead`,
-      );
+      out.warn(`profile "${profileName}": credentials in plain text in ${store.path} (0600): ${reason}`);
+      out.info('  MMAUTH_CREDENTIAL_STORE=file keeps them there without this notice; =keyring refuses instead');
     },
   };
 }
