@@ -71,27 +71,42 @@ function encodedForms(secret: string): RegExp {
   return new RegExp(parts.join(''), 'gi');
 }
 
+/** How one secret is found: its plain forms (raw, Base64), and the pattern of its encoded forms, made on first need. */
+interface SecretForms {
+  plain: string[];
+  encoded: RegExp | undefined;
+}
+
 /** Secret values seen in this process, so that they can be scrubbed from anything printed. */
 export class SecretScrubber {
-  readonly #patterns = new Map<string, RegExp[]>();
+  readonly #forms = new Map<string, SecretForms>();
 
   /** Remembers `value` as a secret (values shorter than 6 characters are too common to scrub). */
   remember(value: string | undefined | null): void {
-    if (value === undefined || value === null || value.length < 6 || this.#patterns.has(value)) return;
+    if (value === undefined || value === null || value.length < 6 || this.#forms.has(value)) return;
     const base64 = Buffer.from(value).toString('base64');
     const base64Url = Buffer.from(value).toString('base64url');
-    const base64Forms = [...new Set([base64, base64.replace(/=+$/, ''), base64Url])];
-    this.#patterns.set(value, [encodedForms(value), ...base64Forms.map((form) => new RegExp(escapeRegExp(form), 'g'))]);
+    const plain = [...new Set([value, base64, base64.replace(/=+$/, ''), base64Url])];
+    this.#forms.set(value, { plain, encoded: undefined });
   }
 
   /**
    * `text` with every remembered secret replaced by REDACTED: raw, %-encoded (either case), form-
    * encoded, JSON-escaped, or in Base64 (a Basic credential's whole `id:secret` is remembered too).
+   * Plain forms are found by string search; the pattern of encoded forms (slow to run: an
+   * alternation per character) only runs on text that holds an escape (`%`, `\`, or `+`).
    */
   scrub(text: string): string {
     let result = text;
-    for (const patterns of this.#patterns.values()) {
-      for (const pattern of patterns) result = result.replace(pattern, REDACTED);
+    const mayBeEncoded = /[%\\+]/.test(text);
+    for (const [value, forms] of this.#forms) {
+      for (const form of forms.plain) {
+        if (result.includes(form)) result = result.replaceAll(form, REDACTED);
+      }
+      if (mayBeEncoded) {
+        forms.encoded ??= encodedForms(value);
+        result = result.replace(forms.encoded, REDACTED);
+      }
     }
     return result;
   }
