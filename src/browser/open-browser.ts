@@ -1,7 +1,14 @@
 import { isCi } from '../ui/prompts.js';
 
 /** What became of an attempt to show the authorization URL in a browser. */
-export type BrowserOutcome = { isOpened: true; via: string } | { isOpened: false; reason: string };
+export type BrowserOutcome =
+  | {
+      isOpened: true;
+      via: string;
+      /** A BROWSER command's exit code when it ends (null: killed), for a command that fails at once. */
+      exited?: Promise<number | null>;
+    }
+  | { isOpened: false; reason: string };
 
 /** Opens URLs in the user's browser. */
 export interface BrowserLauncher {
@@ -117,9 +124,10 @@ export function createBrowserLauncher(
           child.once('error', (error) =>
             resolve({ isOpened: false, reason: `BROWSER command failed to start: ${error.message}` }),
           );
+          const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
           child.once('spawn', () => {
             child.unref();
-            resolve({ isOpened: true, via: `BROWSER (${command})` });
+            resolve({ isOpened: true, via: `BROWSER (${command})`, exited });
           });
         });
       }

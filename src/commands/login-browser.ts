@@ -116,7 +116,11 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
       const trace = isVerbose(options, ctx.env)
         ? (url: URL) => report(() => out.debug(`< redirect ${redactUrl(url.href, new SecretScrubber())}`))
         : undefined;
-      response = await receiveToken(responses, judge, success, { onRefused, trace });
+      response = await receiveToken(responses, judge, success, { onRefused, trace }).catch((error: unknown) => {
+        // The probe saw the sign-in page: the server took the request; the browser never came back.
+        if (!hasErrorCode(error, 'callback_timeout') || !options.probe) throw error;
+        throw new MmauthError('callback_timeout', error.message, { cause: error, details: { probe: 'passed' } });
+      });
     } finally {
       indicator.stop();
     }

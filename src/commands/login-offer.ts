@@ -52,6 +52,25 @@ export async function offerAuthorizationUrl(
     const startUrl = listener.armStart(request.url.href);
     const outcome = await ctx.browser(isVerbose(options, ctx.env)).open(startUrl);
     if (!outcome.isOpened) listener.disarmStart();
+    // A BROWSER command that fails at once (BROWSER=false) opened nothing: say so now (never
+    // "opened"), and take the printed URL's redirect without the start address's cookie.
+    const failed = (code: number | null) => {
+      listener.disarmStart();
+      out.warn(
+        `the BROWSER command failed (exit ${code ?? 'by a signal'}): open the URL above yourself; still waiting`,
+      );
+    };
+    if (outcome.isOpened && outcome.exited !== undefined) {
+      const early = await Promise.race([
+        outcome.exited,
+        new Promise<'running'>((done) => setTimeout(() => done('running'), 250)),
+      ]);
+      if (early !== 'running' && early !== 0) {
+        failed(early);
+        return;
+      }
+      void outcome.exited.then((code) => code !== 0 && code !== null && failed(code));
+    }
     if (outcome.isOpened) {
       // The system opener returns before any browser shows up (a broken DISPLAY fails later, silently).
       out.info(

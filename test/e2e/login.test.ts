@@ -114,14 +114,18 @@ describe('mmauth login (authorization code flow against the emulator)', () => {
     expect(emulator.requests.filter((r) => r.url === '/oauth2/token')).toHaveLength(1);
   });
 
-  it('gives up after --wait with exit 3 and says the server may have shown an error page', async () => {
+  it('gives up after --wait with exit 3; the hint fits what is known (the probe saw the sign-in page; without it, an error page may be the cause)', async () => {
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
     const started = Date.now();
     const result = await runCli(['login', '--no-browser', '--wait', '1'], { env: emulator.env(configDir) });
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/no redirect arrived .* within 1 s/);
-    expect(result.stderr).toContain('may have shown an error page');
+    expect(result.stderr).toContain('the browser never came back to the redirect URI');
+    const unprobed = await runCli(['login', '--no-browser', '--no-probe', '--wait', '1'], {
+      env: emulator.env(configDir),
+    });
+    expect(unprobed.stderr).toContain('may have shown an error page');
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(readConfigText(configDir)).toBeUndefined();
   });

@@ -194,3 +194,18 @@ describe('the plain-text notice (18)', () => {
     expect(complete.stderr).not.toContain('plain text');
   });
 });
+
+describe('a failing BROWSER command (5)', () => {
+  it('BROWSER=false is reported at once (never "Opened it"), the URL to open by hand; the timeout hint says the browser never came back', async () => {
+    const emulator = await startTestEmulator();
+    const result = await runCli(['login', '--wait', '2'], { env: emulator.env(makeConfigDir(), { BROWSER: 'false' }) });
+    expect(result.code).toBe(3);
+    expect(result.stderr).not.toContain('Opened it with');
+    expect(result.stderr).toContain('the BROWSER command failed (exit 1): open the URL above yourself; still waiting');
+    expect(
+      result.stderr.split('\n').find((line) => line.startsWith('  ') && line.includes('never came back')),
+    ).toMatchInlineSnapshot(
+      `"  the server accepted the request (the probe saw its sign-in page), but the browser never came back to the redirect URI: finish signing in there, or paste the address it ended on; raise --wait SECONDS for more time"`,
+    );
+  });
+});

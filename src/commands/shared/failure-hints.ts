@@ -53,6 +53,9 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
     case 'port_not_allowed':
       return 'pass --redirect-uri with a port above 1023';
     case 'callback_timeout':
+      if (details.probe === 'passed') {
+        return 'the server accepted the request (the probe saw its sign-in page), but the browser never came back to the redirect URI: finish signing in there, or paste the address it ended on; raise --wait SECONDS for more time';
+      }
       return 'the authorization server may have shown an error page instead of redirecting (unknown client, redirect URI not registered, bad scope): check the browser; raise --wait SECONDS if you need more time';
     case 'request_timeout':
       return 'the server is slow or unreachable; raise --timeout SECONDS or try again';
