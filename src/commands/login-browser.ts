@@ -24,6 +24,10 @@ import { resolveLoginSettings } from './shared/login-settings.js';
 import { findClientSecret, isVerbose } from './shared/settings.js';
 import { toStoredToken } from '../grant/token-record.js';
 
+/** The warning every implicit-flow login prints, one step or two. */
+export const IMPLICIT_DEPRECATED =
+  "the implicit flow is deprecated (RFC 9700 §2.1.2: the token travels in the browser's URL); prefer `mmauth login` without --implicit";
+
 /** How one authorization response becomes a token: validate it, then exchange its code (or read its fragment). */
 type ResponseJudge = (url: URL) => Promise<TokenResponse>;
 
@@ -51,9 +55,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   const givenSecret = await findClientSecret(options, ctx, { ...target, profile: usable });
   const clientSecret = isImplicit ? undefined : givenSecret;
   if (isImplicit) {
-    out.warn(
-      "the implicit flow is deprecated (RFC 9700 §2.1.2: the token travels in the browser's URL); prefer `mmauth login` without --implicit",
-    );
+    out.warn(IMPLICIT_DEPRECATED);
   }
 
   // Loaded here, not at start-up: the listener, the paste reader and the fragment check pull in

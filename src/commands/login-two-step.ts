@@ -9,6 +9,7 @@ import type { TokenResponse } from '../oauth/parse.js';
 import type { PendingLogin, Profile } from '../store/profile.js';
 import { formatInstant } from '../ui/format.js';
 import { reportToken } from '../ui/token-report.js';
+import { IMPLICIT_DEPRECATED } from './login-browser.js';
 import { endReplacedGrant } from './shared/replaced-grant.js';
 import type { LoginOptions } from './login.js';
 import { probe } from './login-offer.js';
@@ -91,8 +92,11 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
   } else {
     out.data(request.url.href);
   }
+  if (responseType === 'token') out.warn(IMPLICIT_DEPRECATED);
+  // The implicit flow's answer is in the fragment (#…), the code flow's in the query (?…).
+  const ending = responseType === 'token' ? '#…' : '?…';
   out.info(
-    `Open that URL in a browser, sign in and allow access; the browser then ends on ${redirectUri}?… (nothing listens there).\n` +
+    `Open that URL in a browser, sign in and allow access; the browser then ends on ${redirectUri}${ending} (nothing listens there).\n` +
       `Copy that whole address and run, within 10 minutes:\n  mmauth login --complete '<the address>'${profileFlag(profileName)}`,
   );
 }

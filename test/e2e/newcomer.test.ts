@@ -209,3 +209,13 @@ describe('a failing BROWSER command (5)', () => {
     );
   });
 });
+
+describe('login --start --implicit (10)', () => {
+  it('prints the same deprecation warning as the one-step --implicit, and says the browser ends on #…', async () => {
+    const emulator = await startTestEmulator();
+    const result = await runCli(['login', '--start', '--implicit'], { env: emulator.env(makeConfigDir()) });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain('the implicit flow is deprecated (RFC 9700 §2.1.2');
+    expect(result.stderr).toMatch(/ends on http:\/\/127\.0\.0\.1:\d+\/callback#…/);
+  });
+});
