@@ -200,24 +200,10 @@ async function comparePair(name, a, b) {
   return result;
 }
 
-/** autocannon against the emulator's token endpoint: client-credentials requests. */
-async function loadEmulator(emulator) {
+/** One autocannon load (10 connections): a 1 s warm-up, then 5 s measured; the figures kept. */
+async function loadFor(options) {
   const { default: autocannon } = await import('autocannon');
-  const body = new URLSearchParams({
-    grant_type: 'client_credentials',
-    client_id: emulator.client_id,
-    client_secret: emulator.client_secret,
-    scope: 'service',
-  }).toString();
-  const run = (durationS) =>
-    autocannon({
-      url: `${emulator.base_url}/oauth2/token`,
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body,
-      connections: 10,
-      duration: durationS,
-    });
+  const run = (durationS) => autocannon({ ...options, connections: 10, duration: durationS });
   await run(1); // warm-up: JIT and connection set-up out of the figures
   const result = await run(5);
   return {
@@ -234,12 +220,27 @@ async function loadEmulator(emulator) {
   };
 }
 
+/** autocannon against the emulator's token endpoint: client-credentials requests. */
+async function loadEmulator(emulator) {
+  const body = new URLSearchParams({
+    grant_type: 'client_credentials',
+    client_id: emulator.client_id,
+    client_secret: emulator.client_secret,
+    scope: 'service',
+  }).toString();
+  return loadFor({
+    url: `${emulator.base_url}/oauth2/token`,
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body,
+  });
+}
+
 /**
  * `mmauth exec --serve` with a child that only waits, and autocannon against its token endpoint:
  * GET /token with the run's authorization, 10 connections, a fresh token (no renewal).
  */
 async function loadTokenEndpoint(env) {
-  const { default: autocannon } = await import('autocannon');
   const file = join(work, 'endpoint');
   const child = spawn(
     process.execPath,
@@ -261,20 +262,7 @@ async function loadTokenEndpoint(env) {
       line = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
     }
     const [url, authorization] = line.split(' ');
-    const run = (durationS) =>
-      autocannon({ url, headers: { authorization: `Bearer ${authorization}` }, connections: 10, duration: durationS });
-    await run(1);
-    const result = await run(5);
-    return {
-      connections: 10,
-      durationS: 5,
-      requests: result.requests.total,
-      requestsPerSecond: Math.round(result.requests.average),
-      p50Ms: result.latency.p50,
-      p99Ms: result.latency.p99,
-      non2xx: result.non2xx,
-      errors: result.errors,
-    };
+    return await loadFor({ url, headers: { authorization: `Bearer ${authorization}` } });
   } finally {
     child.kill('SIGTERM');
   }

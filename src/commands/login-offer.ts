@@ -54,7 +54,7 @@ export async function offerAuthorizationUrl(
     if (!outcome.isOpened) listener.disarmStart();
     // A BROWSER command that fails at once (BROWSER=false) opened nothing: say so now (never
     // "opened"), and take the printed URL's redirect without the start address's cookie.
-    const failed = (code: number | null) => {
+    const failed = (code: number) => {
       listener.disarmStart();
       out.warn(
         `the BROWSER command failed (exit ${code ?? 'by a signal'}): open the URL above yourself; still waiting`,
@@ -65,7 +65,8 @@ export async function offerAuthorizationUrl(
         outcome.exited,
         new Promise<'running'>((done) => setTimeout(() => done('running'), 250)),
       ]);
-      if (early !== 'running' && early !== 0) {
+      // Killed by a signal (null) is no failure of the command: a browser may hand over and be ended.
+      if (early !== 'running' && early !== 0 && early !== null) {
         failed(early);
         return;
       }

@@ -1,12 +1,11 @@
 import { decodeBasicCredentials } from '../util/basic-auth.js';
-
 /**
  * Redaction for the --verbose HTTP trace. Two layers: fields known to carry secrets are replaced
  * by name (form and JSON bodies, URL queries and fragments, Authorization headers), and every
  * secret value seen so far is scrubbed wherever else it appears (a server echoing it back).
  */
 
-/** What replaces a secret in the trace. */
+/** What replaces a secret in the trace and every printed line. */
 export const REDACTED = '[redacted]';
 
 /**

@@ -7,24 +7,13 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
 import { startListeningFixture } from '../support/listening-fixture.js';
-import { startSecretService, type TestSecretService } from '../support/secret-service.js';
+import { useSecretService } from '../support/secret-service.js';
 
-let service: TestSecretService;
-beforeAll(async () => {
-  service = await startSecretService();
-});
-afterAll(async () => {
-  await service?.close();
-});
-beforeEach(async () => {
-  await service.fail(undefined);
-  await service.lock(false);
-  await service.wipe();
-});
+const service = useSecretService();
 
 type Json = Record<string, any>;
 const configOf = (configDir: string): Json => JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8')) as Json;

@@ -4,7 +4,7 @@
  * the exit code, that nothing secret was printed or sent, and that nothing stored was lost.
  */
 import { request } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { makeConfigDir, runCli } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
 import { json, startHostileServer } from '../support/hostile-server.js';
@@ -373,7 +373,13 @@ describe('another local user reads process arguments (2)', () => {
     for (let i = 0; i < 100 && !existsSync(pidFile); i++) await sleep(50);
     const pid = readFileSync(pidFile, 'utf8').trim();
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    process.kill(Number(pid), 'SIGKILL');
+    onTestFinished(() => {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    });
     return argv.at(-2) ?? '';
   }
 

@@ -7,23 +7,12 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { HEADLESS_BROWSER, runCli } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator, type TestEmulator } from '../support/emulator.js';
-import { startSecretService, type TestSecretService } from '../support/secret-service.js';
+import { useSecretService } from '../support/secret-service.js';
 
-let service: TestSecretService;
-beforeAll(async () => {
-  service = await startSecretService();
-});
-afterAll(async () => {
-  await service?.close();
-});
-beforeEach(async () => {
-  await service.fail(undefined);
-  await service.lock(false);
-  await service.wipe();
-});
+const service = useSecretService();
 
 /** A home of its own: config, data, cache and state dirs all under it (env-paths reads XDG_*). */
 function makeHome(): { home: string; configDir: string; env: Record<string, string> } {

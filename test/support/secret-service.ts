@@ -2,6 +2,7 @@ import { spawn, fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 /** An item as the test Secret Service holds it; `secret` is base64. */
 export interface SecretItem {
@@ -128,4 +129,30 @@ export async function startSecretService(): Promise<TestSecretService> {
     await close();
     throw error;
   }
+}
+
+/**
+ * The suite's Secret Service for the tests of one file: started before them, stopped after them,
+ * and unlocked, unrefusing and empty before each one. The object stands for the running service.
+ */
+export function useSecretService(): TestSecretService {
+  let started: TestSecretService | undefined;
+  beforeAll(async () => {
+    started = await startSecretService();
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  beforeEach(async () => {
+    await started?.fail(undefined);
+    await started?.lock(false);
+    await started?.wipe();
+  });
+  return new Proxy({} as TestSecretService, {
+    get(_target, key) {
+      if (started === undefined) throw new Error('the Secret Service is used before it started (outside a test)');
+      const value: unknown = Reflect.get(started, key);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(started) : value;
+    },
+  });
 }
