@@ -3,7 +3,7 @@ import { MmauthError } from '../errors.js';
 import { resolveEndpoints } from '../oauth/endpoints.js';
 import { assertProfileName, emptyProfile, type Profile } from '../store/profile.js';
 import { isVisibleWord } from '../util/visible-word.js';
-import { logOutProfile, type LogoutOptions } from './logout.js';
+import { forgetProfileCredentials, logOutProfile, type LogoutOptions } from './logout.js';
 import type { ProfileSettingsOptions } from './profile.js';
 import { DIRECTORY_FILE } from './shared/profile-selection.js';
 import { parseLoopbackRedirectUri } from './shared/redirect-uri.js';
@@ -133,15 +133,7 @@ export async function runProfileSet(name: string, options: ProfileSettingsOption
         { hint: `pass --replace to end its grant first (as logout does) and drop its credentials` },
       );
     }
-    await logOutProfile({ profile: profileName, timeout: 30 } as LogoutOptions, ctx, (s, n) =>
-      s.update(n, (current) => ({
-        ...current,
-        token: undefined,
-        clientSecret: undefined,
-        pendingLogin: undefined,
-        chainToRetire: undefined,
-      })),
-    );
+    await logOutProfile({ profile: profileName, timeout: 30 }, ctx, forgetProfileCredentials);
   }
   await store.update(profileName, (current) => ({ ...current, ...settings }));
   if (options.json === true) out.json({ profile: profileName, updated: true, ...jsonSettings(settings) });

@@ -61,7 +61,7 @@ export interface RenewalTarget {
 }
 
 /** The transport of a renewal: the profile's endpoints, requests bounded below the lock's hold. */
-export function renewalServer(baseUrl: string, target: RenewalTarget, ctx: AppContext): ServerConfiguration {
+function renewalServer(baseUrl: string, target: RenewalTarget, ctx: AppContext): ServerConfiguration {
   const timeoutMs = Math.min(target.timeoutSeconds * 1000, LOCK_HOLD_MAX_MS);
   return { endpoints: resolveEndpoints(baseUrl), fetch: ctx.http(timeoutMs, target.trace).fetch };
 }

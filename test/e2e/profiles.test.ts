@@ -199,4 +199,20 @@ describe('profiles', () => {
     expect(new Set(results.map((r) => r.stdout.trim())).size).toBe(1);
     expect(after.profiles.ci.token.access_token).toBe(results[0]?.stdout.trim());
   }, 60_000);
+
+  it('profile set: another origin on a profile holding credentials exits 2 unless --replace, which ends the grant first and drops the credentials', async () => {
+    const { emulator, configDir, env } = await twoProfiles();
+    const refused = await runCli(['profile', 'set', 'work', '--base-url', 'http://127.0.0.1:1'], { env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--replace');
+    expect((readConfig(configDir) as Json).profiles.work.base_url).toBe(emulator.baseUrl);
+    const scope = await runCli(['profile', 'set', 'work', '--scope', 'service'], { env });
+    expect(scope.code, scope.stderr).toBe(0);
+    const replaced = await runCli(['profile', 'set', 'work', '--base-url', 'http://127.0.0.1:1', '--replace'], { env });
+    expect(replaced.code, replaced.stderr).toBe(0);
+    const work = (readConfig(configDir) as Json).profiles.work;
+    expect(work).toMatchObject({ base_url: 'http://127.0.0.1:1', scope: 'service' });
+    expect(work.token).toBeUndefined();
+    expect(emulator.state.refreshTokens.size).toBe(0);
+  });
 });
