@@ -44,19 +44,17 @@ export interface InfoOptions extends CommonOptions {
 export async function runInfo(options: InfoOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   let target = await resolveTarget(options, ctx, { needsStoredToken: true });
-  const stored = target.profile?.token;
-  const isRenewable = target.profile !== undefined && renewalOf(target.profile, ctx.env) !== 'none';
-  if (options.renew !== false && !ctx.env.MMAUTH_TOKEN?.trim() && stored !== undefined && isRenewable) {
-    if (!isFresh(stored, ctx.nowMs(), 0)) {
-      assertCredentialOrigin(target.profileName, target.profile, target.endpoints.baseUrl);
-      const renewal = { profile: target.profileName, minTtl: 0, renew: true, timeout: options.timeout };
-      await usableAccessToken(
-        { ...renewal, ...(options.verbose === undefined ? {} : { verbose: options.verbose }) },
-        ctx,
-        (line) => out.warn(line),
-      );
-      target = await resolveTarget(options, ctx, { needsStoredToken: true });
-    }
+  const { profile } = target;
+  const stored = profile?.token;
+  const isStale = stored !== undefined && !isFresh(stored, ctx.nowMs(), 0);
+  const canRenew = profile !== undefined && renewalOf(profile, ctx.env) !== 'none';
+  if (options.renew !== false && !ctx.env.MMAUTH_TOKEN?.trim() && isStale && canRenew) {
+    assertCredentialOrigin(target.profileName, profile, target.endpoints.baseUrl);
+    const renewal = { profile: target.profileName, minTtl: 0, renew: true, timeout: options.timeout };
+    const verbose = options.verbose === undefined ? {} : { verbose: options.verbose };
+    const renewed = await usableAccessToken({ ...renewal, ...verbose }, ctx, (line) => out.warn(line));
+    // The renewal wrote the new pair; ask about it without reading the profile again.
+    target = { ...target, profile: { ...profile, token: renewed.stored } };
   }
   const { accessToken } = selectAccessToken(ctx, target.profileName, target.profile, target.endpoints.baseUrl);
   const info = await requireTokenInfo(target.server, accessToken);

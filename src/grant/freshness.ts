@@ -11,6 +11,14 @@ export function issuedLifetimeS(token: Pick<StoredToken, 'obtainedAt' | 'expires
 }
 
 /**
+ * The renewal margin of a token with an expiry, in seconds (decisions 7): max(`minTtlS`, min(60 s,
+ * half its issued lifetime)). A token with less than this left is stale.
+ */
+export function renewalMarginS(token: Pick<StoredToken, 'obtainedAt' | 'expiresAt'>, minTtlS: number): number {
+  return Math.max(minTtlS, Math.min(MARGIN_S, (issuedLifetimeS(token) ?? 0) / 2));
+}
+
+/**
  * Whether a token is fresh at `nowMs` (epoch ms): at least max(`minTtlS`, min(60 s, half its
  * issued lifetime)) left, so that a server issuing short tokens does not make every call renew
  * (decisions 7). A token with no expiry always is.
@@ -20,5 +28,5 @@ export function isFresh(token: Pick<StoredToken, 'obtainedAt' | 'expiresAt'>, no
   const lifetimeS = issuedLifetimeS(token);
   if (leftS === undefined || lifetimeS === undefined) return true;
   if (judgeStoredToken(token, nowMs) === 'expired') return false;
-  return leftS >= Math.max(minTtlS, Math.min(MARGIN_S, lifetimeS / 2));
+  return leftS >= renewalMarginS(token, minTtlS);
 }

@@ -3,7 +3,7 @@
  * hostile server, a planted file. Each row is the attack as it was tried, and what must hold now:
  * the exit code, that nothing secret was printed or sent, and that nothing stored was lost.
  */
-import { request } from 'node:http';
+import { rawGet } from '../support/raw-get.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { makeConfigDir, runCli } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
@@ -11,27 +11,15 @@ import { json, startHostileServer } from '../support/hostile-server.js';
 import { startListeningFixture } from '../support/listening-fixture.js';
 import { inS, storedToken, writeProfiles } from '../support/profiles.js';
 
-/** A raw request with the Host header as given (fetch would set its own). */
-function rawRequest(port: number, path: string, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, headers: { host } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 describe('the emulator (users run it on their own machines)', () => {
   it('18: a foreign Host (DNS rebinding) is refused on every route; its own address is served', async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
     for (const path of ['/oauth2/authorize?client_id=x', '/oauth2/token/info', '/api/me']) {
-      expect(await rawRequest(emulator.port, path, 'attacker.example')).toBe(400);
-      expect(await rawRequest(emulator.port, path, `attacker.example:${emulator.port}`)).toBe(400);
+      expect(await rawGet(emulator.port, path, { host: 'attacker.example' })).toBe(400);
+      expect(await rawGet(emulator.port, path, { host: `attacker.example:${emulator.port}` })).toBe(400);
     }
-    expect(await rawRequest(emulator.port, '/oauth2/token/info', `127.0.0.1:${emulator.port}`)).toBe(401);
-    expect(await rawRequest(emulator.port, '/oauth2/token/info', `localhost:${emulator.port}`)).toBe(401);
+    expect(await rawGet(emulator.port, '/oauth2/token/info', { host: `127.0.0.1:${emulator.port}` })).toBe(401);
+    expect(await rawGet(emulator.port, '/oauth2/token/info', { host: `localhost:${emulator.port}` })).toBe(401);
   });
 
   it('19: memory stays bounded: unauthenticated authorize requests keep at most MAX_SESSIONS sessions, anonymous ones expire', async () => {

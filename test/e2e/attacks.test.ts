@@ -2,32 +2,17 @@
  * Attacks that once succeeded, kept as a permanent table: each row is what an attacker (a local
  * process, a web page, a hostile server, a planted input) did, and what mmauth must do instead.
  */
-import { request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 import { json, startHostileServer } from '../support/hostile-server.js';
+import { rawGet } from '../support/raw-get.js';
 
 const AUTHORIZE_URL = /http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/;
 /** What a terminal would obey: ESC, BEL, C1 controls, bidi overrides. */
 const TERMINAL_CONTROLS = /[\u0007\u001b\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
-
-/** A raw GET with the request target as given (fetch would normalise it). */
-function rawGet(port: number, target: string, headers: Record<string, string> = {}): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path: target, headers: { host: `127.0.0.1:${port}`, ...headers } },
-      (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 describe('attacks on login', () => {
   it('A1: a request the listener cannot parse gets 400; the login goes on and completes', async () => {

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.js';
-import { issuedLifetimeS, isFresh } from '../../grant/freshness.js';
+import { isFresh, renewalMarginS } from '../../grant/freshness.js';
 import type { StoredToken } from '../../store/profile.js';
 import { judgeStoredToken, secondsLeft } from '../../store/token-state.js';
 import { usableAccessToken, type UsableTokenOptions } from '../shared/usable-token.js';
@@ -18,12 +18,10 @@ export interface TokenKeeper {
   stop(): void;
 }
 
-/** When `token` goes stale (decisions 7: the same margin as `token`), in epoch ms; undefined for no expiry. */
+/** When `token` goes stale (the margin `token` uses: renewalMarginS), in epoch ms; undefined for no expiry. */
 function staleAtMs(token: StoredToken, minTtlS: number): number | undefined {
   if (token.expiresAt === undefined) return undefined;
-  const lifetimeS = issuedLifetimeS(token) ?? 0;
-  const marginS = Math.max(minTtlS, Math.min(60, lifetimeS / 2));
-  return Date.parse(token.expiresAt) - marginS * 1000;
+  return Date.parse(token.expiresAt) - renewalMarginS(token, minTtlS) * 1000;
 }
 
 /**

@@ -48,13 +48,31 @@ async function findDirectoryFile(
   }
 }
 
+/** Each run's selections, by --profile value: a run selects once (the token fast path and the store read agree, a warning is said once, an `exec` child keeps its profile). */
+const selections = new WeakMap<AppContext, Map<string | undefined, Promise<ProfileSelection>>>();
+
 /**
  * The profile a command uses (README "Profiles"), first match wins: --profile, MMAUTH_PROFILE, the
  * nearest `.mmauth-profile` from the working directory up to `/`, the config file's current profile
- * (`profile use`), `default`. Throws `invalid_profile_name` (an empty --profile too, or a directory
- * file naming an invalid name).
+ * (`profile use`), `default`; worked out once per run and flag. Throws `invalid_profile_name` (an
+ * empty --profile too, or a directory file naming an invalid name).
  */
-export async function selectProfile(
+export function selectProfile(
+  flag: string | undefined,
+  ctx: AppContext,
+  store: Pick<ProfileStore, 'currentProfile'>,
+): Promise<ProfileSelection> {
+  const byFlag = selections.get(ctx) ?? new Map<string | undefined, Promise<ProfileSelection>>();
+  selections.set(ctx, byFlag);
+  let selection = byFlag.get(flag);
+  if (selection === undefined) {
+    selection = select(flag, ctx, store);
+    byFlag.set(flag, selection);
+  }
+  return selection;
+}
+
+async function select(
   flag: string | undefined,
   ctx: AppContext,
   store: Pick<ProfileStore, 'currentProfile'>,
