@@ -84,6 +84,10 @@ Examples:
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 network/timeout, 4 authentication/authorization, 130 interrupted.`,
     );
+  // Under --json, stderr carries warnings and errors only (decisions 32); `api` has no --json.
+  program.hook('preAction', async (_, action) => {
+    if (action.opts().json === true) (await ctx.output()).setJsonRun();
+  });
   const only = commandToRun(argv);
   for (const [name, register] of COMMANDS) {
     if (only === undefined || name === only) register(program, ctx);

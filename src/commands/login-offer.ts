@@ -47,7 +47,12 @@ export async function offerAuthorizationUrl(
   isPasteBack: boolean,
 ): Promise<void> {
   const { port } = listener;
-  out.info(`Open this URL in a browser to sign in to ${baseUrl} and allow access:\n\n  ${request.url.href}\n`);
+  const offer = () =>
+    out.instruct(`Open this URL in a browser to sign in to ${baseUrl} and allow access:\n\n  ${request.url.href}\n`);
+  // Under --json the URL is shown only where the user must open it: no browser launched, or it
+  // failed (decisions 32: no line for people that the run does not need).
+  const isUrlDeferred = out.isJsonRun && options.browser;
+  if (!isUrlDeferred) offer();
   if (options.browser) {
     const startUrl = listener.armStart(request.url.href);
     const outcome = await ctx.browser(isVerbose(options, ctx.env)).open(startUrl);
@@ -56,6 +61,7 @@ export async function offerAuthorizationUrl(
     // "opened"), and take the printed URL's redirect without the start address's cookie.
     const failed = (code: number) => {
       listener.disarmStart();
+      if (isUrlDeferred) offer();
       out.warn(
         `the BROWSER command failed (exit ${code ?? 'by a signal'}): open the URL above yourself; still waiting`,
       );
@@ -80,14 +86,15 @@ export async function offerAuthorizationUrl(
           : `Opened it with ${outcome.via}.`,
       );
     } else {
-      out.info(`Not opening a browser: ${outcome.reason}. Open the URL yourself, on any machine.`);
+      if (isUrlDeferred) offer();
+      out.instruct(`Not opening a browser: ${outcome.reason}. Open the URL yourself, on any machine.`);
     }
   }
   if (isPasteBack && ctx.stdin.isTTY === true) {
     const forward = isSshSession(ctx.env)
       ? `\n(Or forward the port first: ssh -L ${port}:127.0.0.1:${port} <this host>.)`
       : '';
-    out.info(
+    out.instruct(
       `If the browser runs on another machine, it will end on an address starting with ${request.redirectUri}\n` +
         `that it cannot load: copy that whole address from its address bar, paste it here and press Enter.${forward}\n`,
     );

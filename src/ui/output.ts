@@ -17,20 +17,32 @@ export interface Output {
    * secret (decisions 31).
    */
   json(value: unknown, options?: { redact?: boolean }): void;
-  /** A plain human line on stderr. */
+  /** A plain human line on stderr (none under --json: decisions 32). */
   info(line: string): void;
-  /** A success line on stderr (green ✓ on a colour terminal). */
+  /**
+   * A line the user must act on for the run to go on (the URL to open, where to paste), on stderr
+   * even under --json: it is part of the interaction, not a summary of it.
+   */
+  instruct(line: string): void;
+  /** A success line on stderr (green ✓ on a colour terminal; none under --json). */
   success(line: string): void;
   /** A warning on stderr (yellow). */
   warn(line: string): void;
   /** An error line on stderr (red `error:`), with an optional dimmed hint line. */
   error(line: string, hint?: string): void;
-  /** A label: value line on stderr, the label dimmed. */
+  /** A label: value line on stderr, the label dimmed (none under --json). */
   field(label: string, value: string): void;
   /** A diagnostic line on stderr (dimmed), for --verbose. */
   debug(line: string): void;
-  /** Writes raw text to stderr (progress indicators). */
+  /** Writes raw text to stderr (progress indicators; none under --json). */
   raw(text: string): void;
+  /**
+   * Marks the run as a --json run: from then on stderr carries warnings, errors, --verbose lines
+   * and instructions only, never the human summary (decisions 32, issue 25 item 20).
+   */
+  setJsonRun(): void;
+  /** Whether setJsonRun was called. */
+  readonly isJsonRun: boolean;
   /** Whether stderr is a terminal (progress may redraw lines). */
   readonly isTerminal: boolean;
   /** Whether a JSON document went to stdout (so that a failure under --json prints no second one). */
@@ -67,6 +79,11 @@ export async function createOutput(
   }
   const err = (line: string) => streams.stderr.write(`${line}\n`);
   let hasPrintedJson = false;
+  let isJsonRun = false;
+  // The human summary: dropped under --json, where stdout's document says it (decisions 32).
+  const summary = (line: string) => {
+    if (!isJsonRun) err(line);
+  };
   // Whatever a server, a user or the environment supplied is shown escaped, never obeyed, and no
   // secret this run knows is shown at all (decisions 31: every line for people).
   const safe = (line: string) => sanitizeForTerminal(scrub(line));
@@ -81,8 +98,15 @@ export async function createOutput(
     get hasPrintedJson() {
       return hasPrintedJson;
     },
-    info: (line) => err(safe(line)),
-    success: (line) => err(`${paint.green('✓')} ${safe(line)}`),
+    get isJsonRun() {
+      return isJsonRun;
+    },
+    setJsonRun: () => {
+      isJsonRun = true;
+    },
+    info: (line) => summary(safe(line)),
+    instruct: (line) => err(safe(line)),
+    success: (line) => summary(`${paint.green('✓')} ${safe(line)}`),
     warn: (line) => err(`${paint.yellow('!')} ${paint.yellow(safe(line))}`),
     error: (line, hint) => {
       err(`${paint.red(paint.bold('error:'))} ${safe(line)}`);
@@ -90,8 +114,10 @@ export async function createOutput(
         err(paint.dim(`  ${safe(hint)}`));
       }
     },
-    field: (label, value) => err(`  ${paint.dim(`${label}:`.padEnd(14))} ${safe(value)}`),
+    field: (label, value) => summary(`  ${paint.dim(`${label}:`.padEnd(14))} ${safe(value)}`),
     debug: (line) => err(paint.dim(safe(line))),
-    raw: (text) => streams.stderr.write(text),
+    raw: (text) => {
+      if (!isJsonRun) streams.stderr.write(text);
+    },
   };
 }

@@ -11,12 +11,14 @@ interface EmulatorLine {
 
 async function startEmulatorCli(
   args: string[] = [],
-): Promise<{ line: EmulatorLine; stop: () => Promise<number | null> }> {
+): Promise<{ line: EmulatorLine; stop: () => Promise<number | null>; stderr: () => string }> {
   const emulator = startCli(['emulator', '--port', '0', '--json', ...args], { timeoutMs: 25_000 });
-  await emulator.waitForStderr(/Press Ctrl-C to stop/);
-  const line = JSON.parse(emulator.stdout().trim()) as EmulatorLine;
+  // Under --json the document on stdout is the signal that it serves; stderr stays quiet (decisions 32).
+  const [text] = await emulator.waitForStdout(/^\{.*\}\n/);
+  const line = JSON.parse(text) as EmulatorLine;
   return {
     line,
+    stderr: () => emulator.stderr(),
     stop: async () => {
       emulator.child.kill('SIGINT');
       return (await emulator.done).code;
@@ -26,7 +28,7 @@ async function startEmulatorCli(
 
 describe('mmauth emulator', () => {
   it('prints one JSON line with the seeded credentials, serves, and stops with exit 0 on Ctrl-C', async () => {
-    const { line, stop } = await startEmulatorCli();
+    const { line, stop, stderr } = await startEmulatorCli();
     expect(Object.keys(line).sort()).toEqual([
       'base_url',
       'client_id',
@@ -43,7 +45,9 @@ describe('mmauth emulator', () => {
     });
     expect(info.code).toBe(0);
     expect(JSON.parse(info.stdout)).toMatchObject({ resource_owner_id: 42, expires_in: null });
+    expect(info.stderr).toBe('');
     expect(await stop()).toBe(0);
+    expect(stderr()).toBe('');
   });
 
   it('--auto-approve lets any user agent that follows redirects complete a login (curl as BROWSER)', async () => {

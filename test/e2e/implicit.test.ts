@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runHeadlessBrowser } from '../../src/demo/headless-browser.js';
-import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli, summaryLines } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
 
 const agent = (decision: 'allow' | 'deny') => ({
@@ -20,7 +20,7 @@ describe('mmauth login --implicit (token in the fragment, relayed by the listene
       env: emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CLIENT_SECRET: undefined }),
     });
 
-    expect(result.stderr).toContain('Logged in to');
+    expect(summaryLines(result.stderr)).toEqual([]);
     expect(result.code).toBe(0);
     expect(result.stderr).toContain('deprecated (RFC 9700 §2.1.2');
     const json = JSON.parse(result.stdout);

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runHeadlessBrowser } from '../../src/demo/headless-browser.js';
-import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli, summaryLines } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
 
 const agent = (decision: 'allow' | 'deny') => ({
@@ -21,7 +21,7 @@ describe('mmauth login (authorization code flow against the emulator)', () => {
       env: emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }),
     });
 
-    expect(result.stderr).toContain('Logged in to');
+    expect(summaryLines(result.stderr)).toEqual([]);
     expect(result.code).toBe(0);
     const json = JSON.parse(result.stdout);
     expect(json).toMatchObject({

@@ -92,14 +92,9 @@ describe('messages that say only what is known', () => {
     const configDir = makeConfigDir();
     expect((await runCli(['client-credentials'], { env: emulator.env(configDir) })).code).toBe(0);
     emulator.advanceSeconds(120);
-    const result = await runCli(['logout', '--json'], { env: emulator.env(configDir) });
+    // The words (the JSON fields of this case: grant-lifecycle's "revoke of an expired token").
+    const result = await runCli(['logout'], { env: emulator.env(configDir) });
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({
-      logged_out: true,
-      revoked: false,
-      confirmed: false,
-      already_invalid: true,
-    });
     expect(result.stderr).toContain('was already expired or revoked');
     expect(result.stderr).toContain('nothing live to revoke');
     expect(result.stderr).not.toContain('Revoked');

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
+import { HEADLESS_BROWSER, makeConfigDir, runCli, summaryLines } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator, type TestEmulator } from '../support/emulator.js';
 
 interface StoredForm {
@@ -219,10 +219,17 @@ describe('revocation that ends the grant', () => {
       expect((await runCli(['login'], { env })).code).toBe(0);
       expect(emulator.state.refreshTokens.size).toBe(1);
       await sleep(2_200);
-      const result = await runCli([command, '--json'], { env });
+      // revoke under --json (the document), logout in words (decisions 32).
+      const isJson = command === 'revoke';
+      const result = await runCli(isJson ? [command, '--json'] : [command], { env });
       expect(result.code, result.stderr).toBe(0);
-      expect(result.stderr).toContain('the access token had expired: renewed it first');
-      expect(JSON.parse(result.stdout)).toMatchObject({ confirmed: true });
+      if (isJson) {
+        expect(JSON.parse(result.stdout)).toMatchObject({ confirmed: true });
+        expect(summaryLines(result.stderr)).toEqual([]);
+      } else {
+        expect(result.stderr).toContain('the access token had expired: renewed it first');
+        expect(result.stderr).toContain('(confirmed: token info now refuses it)');
+      }
       expect(emulator.state.refreshTokens.size).toBe(0);
       expect(tokenRequests(emulator, 'refresh_token')).toHaveLength(1);
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeConfigDir, runCli } from '../support/cli.js';
+import { makeConfigDir, runCli, summaryLines } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
 
 describe('mmauth login --with-token (personal access token from stdin)', () => {
@@ -10,7 +10,7 @@ describe('mmauth login --with-token (personal access token from stdin)', () => {
       env: emulator.env(configDir, { MMAUTH_CLIENT_ID: undefined, MMAUTH_CLIENT_SECRET: undefined }),
       input: `${emulator.personalAccessToken}\n`,
     });
-    expect(result.stderr).toContain('Stored a personal access token');
+    expect(summaryLines(result.stderr)).toEqual([]);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({
       grant: 'personal',

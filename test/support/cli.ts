@@ -56,6 +56,8 @@ export interface RunningCli {
   stderr(): string;
   /** Resolves with the first match of `pattern` on stderr; rejects after `timeoutMs`. */
   waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Resolves with the first match of `pattern` on stdout; rejects after `timeoutMs`. */
+  waitForStdout(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   done: Promise<CliResult>;
 }
 
@@ -69,11 +71,32 @@ export function startCli(args: string[], options: CliOptions = {}): RunningCli {
   let stdout = '';
   let stderr = '';
   const listeners = new Set<() => void>();
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    for (const listener of listeners) listener();
+  });
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
     for (const listener of listeners) listener();
   });
+  const waitFor = (name: 'stdout' | 'stderr', pattern: RegExp, timeoutMs: number) =>
+    new Promise<RegExpMatchArray>((resolveMatch, reject) => {
+      const text = () => (name === 'stdout' ? stdout : stderr);
+      const check = () => {
+        const match = text().match(pattern);
+        if (match !== null) {
+          listeners.delete(check);
+          clearTimeout(timer);
+          resolveMatch(match);
+        }
+      };
+      const timer = setTimeout(() => {
+        listeners.delete(check);
+        reject(new Error(`${name} did not match ${pattern} within ${timeoutMs} ms; ${name} so far:\n${text()}`));
+      }, timeoutMs);
+      listeners.add(check);
+      check();
+    });
   // mmauth may stop reading stdin (or exit) before all of `input` is written: that is no test failure.
   child.stdin.on('error', () => undefined);
   if (options.input !== undefined) child.stdin.write(options.input);
@@ -94,24 +117,8 @@ export function startCli(args: string[], options: CliOptions = {}): RunningCli {
     stdout: () => stdout,
     stderr: () => stderr,
     done,
-    waitForStderr(pattern, timeoutMs = 10_000) {
-      return new Promise((resolveMatch, reject) => {
-        const check = () => {
-          const match = stderr.match(pattern);
-          if (match !== null) {
-            listeners.delete(check);
-            clearTimeout(timer);
-            resolveMatch(match);
-          }
-        };
-        const timer = setTimeout(() => {
-          listeners.delete(check);
-          reject(new Error(`stderr did not match ${pattern} within ${timeoutMs} ms; stderr so far:\n${stderr}`));
-        }, timeoutMs);
-        listeners.add(check);
-        check();
-      });
-    },
+    waitForStderr: (pattern, timeoutMs = 10_000) => waitFor('stderr', pattern, timeoutMs),
+    waitForStdout: (pattern, timeoutMs = 10_000) => waitFor('stdout', pattern, timeoutMs),
   };
 }
 
@@ -125,4 +132,18 @@ export function makeConfigDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'mmauth-test-'));
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   return join(dir, 'config');
+}
+
+/**
+ * The stderr lines of a --json run that are neither warnings (`! `) nor errors (`error: `), nor
+ * an indented line continuing one of them: decisions 32 wants none (no human summary beside the
+ * document).
+ */
+export function summaryLines(stderr: string): string[] {
+  let isContinuing = false;
+  return stderr.split('\n').filter((line) => {
+    if (line.startsWith('! ') || line.startsWith('error: ')) isContinuing = true;
+    else if (!line.startsWith('  ')) isContinuing = false;
+    return line !== '' && !isContinuing;
+  });
 }

@@ -37,7 +37,7 @@ export async function prepareStoring(
       // The keyring's own long explanation is doctor's to show; here, its first clause.
       const short = reason.replace(/\s*\([^()]*\)\s*$/, '');
       out.warn(`profile "${profileName}": credentials in plain text in ${store.path} (0600): ${short}`);
-      out.info('  MMAUTH_CREDENTIAL_STORE=file keeps them there without this notice; =keyring refuses instead');
+      out.instruct('  MMAUTH_CREDENTIAL_STORE=file keeps them there without this notice; =keyring refuses instead');
     },
   };
 }
