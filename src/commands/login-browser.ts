@@ -3,14 +3,8 @@ import { hasErrorCode, MmauthError } from '../errors.js';
 import { isCi } from '../ui/prompts.js';
 import { redactUrl, SecretScrubber } from '../http/redact.js';
 import type { CallbackPage } from '../loopback/pages.js';
-import {
-  createAuthorizationRequest,
-  exchangeAuthorizationCode,
-  validateAuthorizationResponse,
-  type AuthorizationRequest,
-} from '../oauth/authorization-code.js';
+import { createAuthorizationRequest } from '../oauth/authorization-code.js';
 import type { TokenResponse } from '../oauth/parse.js';
-import type { ClientAuthentication, ServerConfiguration } from '../oauth/server-configuration.js';
 import type { AuthorizationResponses } from '../ui/authorization-responses.js';
 import { reportToken } from '../ui/token-report.js';
 import type { Profile } from '../store/profile.js';
@@ -21,15 +15,13 @@ import { offerAuthorizationUrl, probe } from './login-offer.js';
 import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
 import { prepareStoring } from './shared/credential-storage.js';
 import { resolveLoginSettings } from './shared/login-settings.js';
-import { findClientSecret, isVerbose } from './shared/settings.js';
+import { askClientSecret, findClientSecret, isVerbose } from './shared/settings.js';
+import { codeFlowJudge, type ResponseJudge } from './login-exchange.js';
 import { toStoredToken } from '../grant/token-record.js';
 
 /** The warning every implicit-flow login prints, one step or two. */
 export const IMPLICIT_DEPRECATED =
   "the implicit flow is deprecated (RFC 9700 §2.1.2: the token travels in the browser's URL); prefer `mmauth login` without --implicit";
-
-/** How one authorization response becomes a token: validate it, then exchange its code (or read its fragment). */
-type ResponseJudge = (url: URL) => Promise<TokenResponse>;
 
 /**
  * Signs in through the browser (RFC 8252; RFC 6749 §4.1 with PKCE, or §4.2 with `implicit`): waits
@@ -56,6 +48,11 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   const clientSecret = isImplicit ? undefined : givenSecret;
   if (isImplicit) {
     out.warn(IMPLICIT_DEPRECATED);
+  } else if (clientSecret === undefined) {
+    // Said before the browser opens, not learnt after the round trip (issue 25 item 7).
+    out.info(
+      `No client secret given: signing in as a public client (PKCE alone). If ${clientId} is confidential, give its secret with MMAUTH_CLIENT_SECRET or --client-secret-file.`,
+    );
   }
 
   // Loaded here, not at start-up: the listener, the paste reader and the fragment check pull in
@@ -87,10 +84,6 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     if (options.probe)
       await probe(target.server, request, { clientId, clientSecret: clientSecret ?? usable?.clientSecret }, out);
     await offerAuthorizationUrl(options, ctx, out, request, endpoints.baseUrl, listener, pasted !== undefined);
-    const judge: ResponseJudge = isImplicit
-      ? async (url) =>
-          implicit.parseImplicitAuthorizationResponse(endpoints, implicit.implicitParameters(url), request.state)
-      : codeFlowJudge(target.server, { clientId, clientSecret }, request);
     const deadlineMs = ctx.nowMs() + options.wait * 1000;
     // A redrawn spinner would garble a URL being pasted on the same terminal: one static line then.
     const isPasting = pasted !== undefined && ctx.stdin.isTTY === true;
@@ -98,6 +91,23 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
       isStatic: isPasting,
     });
     const report = (line: () => void) => indicator.log(line);
+    // A confidential client refused without its secret: on a terminal, ask once and retry the
+    // exchange with the same code (issue 25 item 7); the paste reader lets stdin go first.
+    let askedSecret: string | undefined;
+    const askSecret = ctx.prompter.canPrompt
+      ? async () => {
+          indicator.stop();
+          pasted?.close();
+          out.warn(
+            `${endpoints.baseUrl} refused the login without a client secret: ${clientId} is a confidential client`,
+          );
+          return (askedSecret = await askClientSecret(ctx));
+        }
+      : undefined;
+    const judge: ResponseJudge = isImplicit
+      ? async (url) =>
+          implicit.parseImplicitAuthorizationResponse(endpoints, implicit.implicitParameters(url), request.state)
+      : codeFlowJudge(target.server, { clientId, clientSecret }, request, askSecret);
     const onRefused = (reason: string) =>
       report(() => out.warn(`not accepted: ${reason}; still waiting for the redirect`));
     const responses = waitForAuthorizationResponses({
@@ -135,7 +145,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
         ...(former = current),
         baseUrl: endpoints.baseUrl,
         clientId,
-        clientSecret: givenSecret ?? credentialsFor(current, endpoints.baseUrl, clientId)?.clientSecret,
+        clientSecret: givenSecret ?? askedSecret ?? credentialsFor(current, endpoints.baseUrl, clientId)?.clientSecret,
         scope,
         redirectUri: redirect?.uri,
         token,
@@ -143,48 +153,18 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
       intent,
     );
     const headline = `Logged in to ${endpoints.baseUrl} (profile "${profileName}")${isImplicit ? ' with the implicit flow' : ''}`;
-    const replaced = await endReplacedGrant(former, token, { ...options, clientId, clientSecret }, ctx, out);
+    const replaced = await endReplacedGrant(
+      former,
+      token,
+      { ...options, clientId, clientSecret: clientSecret ?? askedSecret },
+      ctx,
+      out,
+    );
     reportToken(out, token, profileName, nowMs, options.json === true, headline, { replaced });
   } finally {
     pasted?.close();
     await listener.close();
   }
-}
-
-/** A public attempt's invalid_client: the server knows this client as confidential, so it needs its secret. */
-function asConfidentialClientError(error: unknown): unknown {
-  if (!hasErrorCode(error, 'token_endpoint_error') || error.oauthError !== 'invalid_client') return error;
-  return new MmauthError(
-    'token_endpoint_error',
-    `${error.message}: the server knows this client as confidential, and no client secret was given`,
-    {
-      oauthError: error.oauthError,
-      oauthErrorDescription: error.oauthErrorDescription,
-      status: error.status,
-      hint: 'give its secret with MMAUTH_CLIENT_SECRET, --client-secret-file PATH or --client-secret-stdin',
-    },
-  );
-}
-
-/** The code flow's judge: validate the authorization response against `request`, then exchange its code. */
-function codeFlowJudge(
-  server: ServerConfiguration,
-  client: ClientAuthentication,
-  request: AuthorizationRequest,
-): ResponseJudge {
-  return async (url) => {
-    const parameters = await validateAuthorizationResponse(
-      server.endpoints,
-      client.clientId,
-      url.searchParams,
-      request,
-    );
-    try {
-      return await exchangeAuthorizationCode(server, client, parameters, request);
-    } catch (error) {
-      throw client.clientSecret === undefined ? asConfidentialClientError(error) : error;
-    }
-  };
 }
 
 /**

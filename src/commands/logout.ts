@@ -1,7 +1,9 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import type { Profile } from '../store/profile.js';
+import { LOST_KEY } from '../store/credential-vault.js';
 import { maskToken } from '../ui/format.js';
+import { nextStep } from './shared/next-step.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { endGrant, type GrantEnd } from '../grant/end-grant.js';
@@ -72,9 +74,19 @@ export async function logOutProfile(
   const { profileName } = local;
   const token = local.profile?.token;
   if (token === undefined) {
+    // Left out because its key is gone (--local-only reads with `lost: 'omit'`): stored, not usable.
+    const listed = local.store.listOne(profileName);
+    const isLost = listed?.token !== undefined || listed?.hasClientSecret === true;
     await finish(local.store, profileName);
-    out.info(`Profile "${profileName}" has no stored token: nothing to log out (its stored secrets are forgotten).`);
-    return { logged_out: false, revoked: false, confirmed: false, already_invalid: false, profile: profileName };
+    if (isLost) {
+      out.warn(
+        `profile "${profileName}": its credentials are ${LOST_KEY}; forgotten here, not revoked (a token stays valid on the server until it expires)`,
+      );
+      out.instruct(`  run \`${nextStep(listed?.lastGrant, profileName)}\` to store them again`);
+    } else {
+      out.info(`Profile "${profileName}" has no stored token: nothing to log out (its stored secrets are forgotten).`);
+    }
+    return { logged_out: isLost, revoked: false, confirmed: false, already_invalid: false, profile: profileName };
   }
   let result: GrantEnd | undefined;
   let revokedToken = token.accessToken;

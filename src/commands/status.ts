@@ -1,6 +1,8 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { MmauthError } from '../errors.js';
+import { hasErrorCode, MmauthError } from '../errors.js';
+import { LOST_KEY } from '../store/credential-vault.js';
+import type { ProfileStore } from '../store/store-types.js';
 import type { ListedProfile } from '../store/profile-listing.js';
 import { formatDuration, formatInstant, maskToken } from '../ui/format.js';
 import { judgeStoredToken, secondsLeft, type TokenState } from '../store/token-state.js';
@@ -58,6 +60,8 @@ export interface ProfileStatusJson {
   has_client_secret: boolean;
   /** What token info said with --check; null when not checked. */
   check: TokenCheck;
+  /** Whether its sealed credentials are stored but their key is not in the keyring (issue 25 item 11). */
+  credentials_lost: boolean;
   /** Whether a refresh token is stored (never the token itself). */
   has_refresh_token: boolean;
   /** How the token renews. */
@@ -124,11 +128,13 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
           },
         )
       : new Map<string, TokenCheck>();
+  const lost = await lostCredentials(store, profiles);
   const rows = profiles.map(({ name, profile }) => ({
     name,
     profile,
     state: judgeStoredToken(profile.token, nowMs),
     check: checks.get(name) ?? null,
+    lost: lost.get(name),
   }));
   if (options.json === true) {
     out.json({
@@ -136,7 +142,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
       selected,
       selected_by: selection.selectedBy,
       directory_file: selection.directoryFile ?? null,
-      profiles: rows.map(({ name, profile, state, check }): ProfileStatusJson => {
+      profiles: rows.map(({ name, profile, state, check, lost }): ProfileStatusJson => {
         const token = profile.token;
         return {
           name,
@@ -150,6 +156,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
           expires_at: token?.expiresAt === undefined ? null : formatInstant(Date.parse(token.expiresAt)),
           has_client_secret: profile.hasClientSecret,
           check,
+          credentials_lost: lost !== undefined,
           has_refresh_token: profile.token?.hasRefreshToken === true,
           renewal: renewalOf(profile, ctx.env),
           credential_store: profile.credentialsIn,
@@ -162,7 +169,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
   if (rows.length === 0) {
     out.info('No profiles yet.');
   }
-  for (const { name, profile, state, check } of rows) {
+  for (const { name, profile, state, check, lost } of rows) {
     out.info('');
     out.info(`${name === selected ? '▸' : ' '} ${name}${name === selected ? ' (selected)' : ''}`);
     out.field('base URL', profile.baseUrl ?? '(not set)');
@@ -173,9 +180,11 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
       'token',
       state === 'none'
         ? 'none'
-        : `${describeState(state, profile, nowMs, check)}   ${profile.token?.plainAccessToken === undefined ? '(sealed)' : maskToken(profile.token.plainAccessToken)}`,
+        : lost !== undefined
+          ? LOST_KEY
+          : `${describeState(state, profile, nowMs, check)}   ${profile.token?.plainAccessToken === undefined ? '(sealed)' : maskToken(profile.token.plainAccessToken)}`,
     );
-    out.field('client secret', profile.hasClientSecret ? 'stored' : 'not stored');
+    out.field('client secret', profile.hasClientSecret ? (lost === undefined ? 'stored' : LOST_KEY) : 'not stored');
     out.field(
       'credentials',
       !profile.hasClientSecret && profile.token === undefined
@@ -185,10 +194,12 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
           : 'in the file, plain text',
     );
     out.field('renews with', RENEWAL_WORDS[renewalOf(profile, ctx.env)]);
+    if (lost !== undefined) out.field('to fix', `run \`${nextStep(profile.lastGrant, name)}\` to store them again`);
   }
   const current = rows.find((row) => row.name === selected);
   // Every profile is listed first; the selected one's server not answering is the run's failure (exit 3).
   if (unreachable !== undefined) throw unreachable;
+  if (current?.lost !== undefined) throw current.lost;
   if (current?.check === 'refused') {
     throw new MmauthError(
       'token_inactive',
@@ -206,4 +217,25 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
       hint: `run \`${nextStep(current?.profile.lastGrant, selected)}\``,
     });
   }
+}
+
+/**
+ * The keyring profiles among `profiles` whose sealed credentials no longer open, each with the
+ * `credentials_lost` error reading them threw (issue 25 item 11). Any other failure (a keyring
+ * that does not answer) is status's to leave unsaid: it never throws.
+ */
+async function lostCredentials(
+  store: ProfileStore,
+  profiles: ReadonlyArray<{ name: string; profile: ListedProfile }>,
+): Promise<Map<string, MmauthError>> {
+  const lost = new Map<string, MmauthError>();
+  for (const { name, profile } of profiles) {
+    if (profile.credentialsIn !== 'keyring' || (!profile.hasClientSecret && profile.token === undefined)) continue;
+    try {
+      await store.read(name);
+    } catch (error) {
+      if (hasErrorCode(error, 'credentials_lost')) lost.set(name, error);
+    }
+  }
+  return lost;
 }

@@ -87,6 +87,9 @@ function decodeKey(value: string): Buffer | undefined {
   return key.length === KEY_BYTES ? key : undefined;
 }
 
+/** How status, doctor, logout and every failed read say that sealed credentials lost their key (issue 25 item 11). */
+export const LOST_KEY = 'stored, but unreadable: its key is not in the keyring';
+
 /**
  * A vault over the keyring `openKeyring` gives, opened at first use and at most once per process
  * (a failure to open is remembered, so one command asks once). Keys read or made are cached for
@@ -107,17 +110,17 @@ export function createCredentialVault(keyringName: string, openKeyring: () => Pr
   const lost = (profileName: string, why: string) =>
     new MmauthError(
       'credentials_lost',
-      `the stored credentials of profile "${profileName}" cannot be read: ${why} (the keyring was cleared, or this config file came from another machine)`,
+      `the credentials of profile "${profileName}" are ${LOST_KEY.replace('its key is not in the keyring', why)} (${keyringName}: it was cleared, or this config file came from another machine)`,
     );
   return {
     keyringName,
     async open(binding, sealed) {
       const { profileName } = binding;
       const [key, { openSealed }] = await Promise.all([readKey(sealed.keyId), cipher()]);
-      if (key === undefined) throw lost(profileName, `their key is not in the ${keyringName}`);
+      if (key === undefined) throw lost(profileName, 'its key is not in the keyring');
       const secrets = openSealed(sealed, binding, key);
       if (secrets === undefined) {
-        throw lost(profileName, `the key in the ${keyringName} does not open them for this profile, server and client`);
+        throw lost(profileName, 'the key in the keyring does not open them for this profile, server and client');
       }
       return secrets;
     },

@@ -2,7 +2,10 @@ import { StringDecoder } from 'node:string_decoder';
 
 /** Lines typed or pasted on stdin while something else is awaited. */
 export interface PastedLines extends AsyncIterable<string> {
-  /** Stops reading stdin; the iteration then ends. Idempotent. */
+  /**
+   * Stops reading stdin and lets it go (a prompt may read it next); the iteration then ends and
+   * lines not yet taken are dropped. Idempotent.
+   */
   close(): void;
 }
 
@@ -16,36 +19,64 @@ export const TOO_LONG_LINE = '(a line longer than 64 KiB)';
  * Reads stdin line by line (paste-back during `login`) without taking over the terminal (no raw
  * mode: the terminal echoes and edits the line itself). A line longer than MAX_PASTED_LINE is
  * yielded as TOO_LONG_LINE and reading stops, so endless input without a newline (`< /dev/zero`)
- * costs bounded memory and time. The iteration ends at EOF or close().
+ * costs bounded memory and time. The iteration ends at EOF or close(). It reads through a `data`
+ * listener, never an async iterator of the stream, whose end would destroy stdin: after close(),
+ * a prompt can still read it.
  */
 export function readPastedLines(stdin: NodeJS.ReadableStream): PastedLines {
-  let isClosed = false;
-  const close = () => {
-    if (isClosed) return;
-    isClosed = true;
-    // Let the process exit although stdin is still open (a terminal never ends).
-    if ('pause' in stdin && typeof stdin.pause === 'function') stdin.pause();
-    if ('unref' in stdin && typeof stdin.unref === 'function') (stdin.unref as () => void)();
+  const decoder = new StringDecoder('utf8');
+  const lines: string[] = [];
+  let pending = '';
+  let isEnded = false;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
   };
-  async function* lines(): AsyncGenerator<string> {
-    const decoder = new StringDecoder('utf8');
-    let pending = '';
-    for await (const chunk of stdin) {
-      if (isClosed) return;
-      pending += typeof chunk === 'string' ? chunk : decoder.write(chunk);
-      for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n')) {
-        const line = pending.slice(0, end).replace(/\r$/, '');
-        pending = pending.slice(end + 1);
-        yield line;
-      }
-      if (pending.length > MAX_PASTED_LINE) {
-        // No redirect URL is that long: say so once and stop reading (stdin may never end).
-        yield TOO_LONG_LINE;
-        close();
-        return;
-      }
+  const stop = () => {
+    isEnded = true;
+    stdin.off('data', onData);
+    stdin.off('end', onEnd);
+    stdin.off('error', onEnd);
+    // Let the process exit although stdin is still open (a terminal never ends).
+    stdin.pause();
+    if ('unref' in stdin && typeof stdin.unref === 'function') (stdin.unref as () => void)();
+    notify();
+  };
+  function onData(chunk: Buffer | string): void {
+    pending += typeof chunk === 'string' ? chunk : decoder.write(chunk);
+    for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n')) {
+      lines.push(pending.slice(0, end).replace(/\r$/, ''));
+      pending = pending.slice(end + 1);
     }
-    if (!isClosed && pending !== '') yield pending;
+    // No redirect URL is that long: say so once and stop reading (stdin may never end).
+    if (pending.length > MAX_PASTED_LINE) {
+      lines.push(TOO_LONG_LINE);
+      stop();
+    }
+    notify();
   }
-  return { [Symbol.asyncIterator]: () => lines(), close };
+  function onEnd(): void {
+    if (pending !== '') lines.push(pending);
+    pending = '';
+    stop();
+  }
+  stdin.on('data', onData);
+  stdin.once('end', onEnd);
+  stdin.once('error', onEnd);
+  async function* iterate(): AsyncGenerator<string> {
+    for (;;) {
+      const line = lines.shift();
+      if (line !== undefined) yield line;
+      else if (isEnded) return;
+      else await new Promise<void>((resolve) => (wake = resolve));
+    }
+  }
+  return {
+    [Symbol.asyncIterator]: () => iterate(),
+    close: () => {
+      lines.length = 0;
+      stop();
+    },
+  };
 }

@@ -85,7 +85,7 @@ describe('attacks with write access to the config file', () => {
     // Opening the sealed credentials (a renewal) finds no key there: lost, never the copy used as a key.
     const read = await runCli(['refresh', '--profile', 'work'], { env });
     expect(read.code).toBe(4);
-    expect(read.stderr).toContain('cannot be read');
+    expect(read.stderr).toContain('stored, but unreadable');
     // A storing command then seals with a key mmauth made, never under the copy's account.
     const again = await runCli(['client-credentials', '--profile', 'ci', '--replace'], {
       env: { ...env, MMAUTH_CLIENT_ID: 'mmauth-demo' },
@@ -144,7 +144,7 @@ describe('attacks with write access to the config file', () => {
     await service.wipe();
     const result = await runCli(['login', '--complete', redirect], { env });
     expect(result.code).toBe(4);
-    expect(result.stderr).toContain('cannot be read');
+    expect(result.stderr).toContain('stored, but unreadable');
     expect(result.stderr).not.toContain('no login waiting');
   });
 });

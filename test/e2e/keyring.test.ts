@@ -174,7 +174,7 @@ describe('with a Secret Service on the session bus', () => {
     for (const args of [['token'], ['header'], ['info'], ['refresh'], ['api', '/api/me']]) {
       const result = await runCli([...args, '--profile', 'ci'], { env });
       expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(4);
-      expect(result.stderr).toContain('the stored credentials of profile "ci" cannot be read');
+      expect(result.stderr).toContain('the credentials of profile "ci" are stored, but unreadable');
       expect(result.stderr).toContain('mmauth client-credentials --profile ci');
       expect(result.stderr).not.toMatch(/\n\s+at /);
     }
@@ -381,7 +381,7 @@ describe('migration of plain-text profiles', () => {
       expect(status.code === 0 || status.code === 4, status.stderr).toBe(true);
       const token = await runCli(['token', '--no-renew'], { env: withBus });
       expect([0, 4]).toContain(token.code);
-      expect(token.stderr).not.toContain('cannot be read');
+      expect(token.stderr).not.toContain('stored, but unreadable');
     }
     const after = await runCli(['refresh', '--json'], { env: withBus });
     expect(after.code, after.stderr).toBe(0);
@@ -420,7 +420,7 @@ describe('mmauth doctor checks the keyring', () => {
     await service.wipe();
     const wiped = await keyringOf({});
     expect(wiped).toMatchObject({ code: 1, check: { status: 'fail' } });
-    expect(wiped.check?.detail).toContain('cannot be read');
+    expect(wiped.check?.detail).toContain('stored, but unreadable');
   });
 });
 

@@ -150,7 +150,9 @@ describe('mmauth login (authorization code flow against the emulator)', () => {
       timeoutMs: 10_000,
     });
     expect(result.code).toBe(4);
+    expect(result.stderr).toContain('No client secret given: signing in as a public client (PKCE alone)');
     expect(result.stderr).toContain('the server knows this client as confidential, and no client secret was given');
+    expect(result.stderr).not.toContain('.:');
     expect(result.stderr).toContain('MMAUTH_CLIENT_SECRET');
     expect(result.stderr).toContain('--client-secret-file');
     expect(result.stderr).not.toMatch(/\?\s*Client secret/);

@@ -44,7 +44,7 @@ describe('--json: stderr carries warnings and errors only (20)', () => {
     expect(result.stderr).toContain('Got a client credentials token');
   });
 
-  it.each([
+  it.each<[string, Record<string, string>]>([
     ['--no-browser', {}],
     ['a BROWSER that fails', { BROWSER: 'false' }],
   ])(

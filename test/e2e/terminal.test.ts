@@ -4,7 +4,7 @@
  */
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { BIN, makeConfigDir } from '../support/cli.js';
+import { BIN, HEADLESS_BROWSER, makeConfigDir } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 import { startInTmux } from '../support/tmux.js';
 
@@ -98,5 +98,36 @@ describe('login in a real terminal (tmux)', { timeout: 40_000 }, () => {
     expect(await term.exitCode()).toBe(130);
     expect(term.screen()).toMatch(/error:.*interrupted/);
     expect(await isListening(Number(port))).toBe(false);
+  });
+
+  it('a confidential client without a secret: said before the browser; refused, it asks for the secret (masked) and retries with the same code (25 item 7)', async () => {
+    const emulator = await startTestEmulator();
+    const configDir = makeConfigDir();
+    const term = startInTmux([process.execPath, BIN, 'login', '--scope', 'service'], {
+      MMAUTH_CONFIG_DIR: configDir,
+      MMAUTH_BASE_URL: emulator.baseUrl,
+      MMAUTH_CLIENT_ID: emulator.client.clientId,
+      MMAUTH_CREDENTIAL_STORE: 'file',
+      BROWSER: HEADLESS_BROWSER,
+    });
+    await term.waitFor(/Client secret:/);
+    const before = term.screen();
+    expect(before.indexOf('No client secret given: signing in as a public client')).toBeGreaterThan(-1);
+    expect(before.indexOf('No client secret given')).toBeLessThan(before.indexOf('Open this URL'));
+    expect(before).toContain(
+      `refused the login without a client secret: ${emulator.client.clientId} is a confidential client`,
+    );
+    term.send([emulator.client.clientSecret], { literal: true });
+    term.send(['Enter']);
+    expect(await term.exitCode()).toBe(0);
+    expect(term.screen()).not.toContain(emulator.client.clientSecret);
+    expect(term.screen()).toContain('Logged in to');
+    const codeExchanges = emulator.requests.filter((r) => r.url === '/oauth2/token');
+    expect(codeExchanges).toHaveLength(2);
+    const codes = codeExchanges.map((r) => new URLSearchParams(r.body).get('code'));
+    expect(codes[0]).toBe(codes[1]);
+    expect(readConfig(configDir)).toMatchObject({
+      profiles: { default: { client_secret: emulator.client.clientSecret } },
+    });
   });
 });

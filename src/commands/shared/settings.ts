@@ -137,6 +137,16 @@ export async function findClientSecret(
   return checked;
 }
 
+/**
+ * Asks for the client secret with a masked prompt (a terminal only): the login whose public attempt
+ * the server refused (issue 25 item 7). Throws `prompt_unavailable` or `invalid_client_secret`.
+ */
+export async function askClientSecret(ctx: AppContext): Promise<string> {
+  const secret = checkSecret(await ctx.prompter.secret('Client secret:', SECRET_SOURCES));
+  ctx.secrets.remember(secret);
+  return secret;
+}
+
 function checkSecret(raw: string): string {
   const secret = raw.replace(/[\r\n]+$/, '');
   if (secret === '' || /[\r\n]/.test(secret)) {
