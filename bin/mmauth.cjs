@@ -11,10 +11,24 @@ const { dirname, join } = require('node:path');
 const { Script } = require('node:vm');
 
 const file = join(__dirname, '..', 'dist', 'mmauth.cjs');
-const cacheFile = `${file}.cache`;
+// A command the build warmed has a code cache of its own (what it compiles, nothing more: less to
+// deserialize, and its write path included); any other run takes the shared one. The build names
+// the cache it is filling in MMAUTH_BUILD_CODE_CACHE.
+const command = process.argv[2] ?? '';
+const ownCache = /^[a-z][a-z-]{0,31}$/.test(command) ? join(__dirname, '..', 'dist', 'cache', `${command}.cache`) : '';
+const buildCache = process.env.MMAUTH_BUILD_CODE_CACHE;
+let cacheFile = buildCache || `${file}.cache`;
 let cachedData;
+if (!buildCache && ownCache !== '') {
+  try {
+    cachedData = readFileSync(ownCache);
+    cacheFile = ownCache;
+  } catch {
+    cachedData = undefined;
+  }
+}
 try {
-  cachedData = readFileSync(cacheFile);
+  cachedData ??= readFileSync(cacheFile);
 } catch {
   cachedData = undefined;
 }
@@ -31,7 +45,7 @@ const script = new Script(`(function (exports, require, module, __filename, __di
   filename: file,
   cachedData,
 });
-if (process.env.MMAUTH_BUILD_CODE_CACHE === '1') {
+if (buildCache) {
   // Set only by the build, which runs typical commands and keeps what V8 compiled for them.
   process.once('exit', () => {
     try {

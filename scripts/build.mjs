@@ -14,8 +14,7 @@
 // 3. The code cache: bin/mmauth.cjs runs a few read-only commands with MMAUTH_BUILD_CODE_CACHE=1
 //    and keeps what V8 compiled for them in dist/mmauth.cjs.cache.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -30,14 +29,12 @@ const withSourceMaps = process.argv.includes('--sourcemap');
 /** How each package the bundle imports is loaded: `default` when the code imports only its default export. */
 const PACKAGES = {
   undici: { from: 'undici' },
-  'proper-lockfile': { from: 'proper-lockfile' },
   '@napi-rs/keyring': { from: '@napi-rs/keyring' },
   '@inquirer/password': { from: '@inquirer/password', isDefaultOnly: true },
   '@inquirer/input': { from: '@inquirer/input', isDefaultOnly: true },
   '@inquirer/checkbox': { from: '@inquirer/checkbox', isDefaultOnly: true },
   oauth4webapi: { from: './vendor/oauth4webapi.cjs', vendor: 'oauth4webapi' },
   chalk: { from: './vendor/chalk.cjs', vendor: 'chalk' },
-  conf: { from: './vendor/conf.cjs', vendor: 'conf', isDefaultOnly: true },
   open: { from: './vendor/open.cjs', vendor: 'open', isDefaultOnly: true },
   '../emulator/emulator.js': { from: './emulator.cjs' },
 };
@@ -109,6 +106,96 @@ const lazyChildProcessInCommander = {
   },
 };
 
+/**
+ * The write path loads only what it uses (issue 26). conf and proper-lockfile are bundled, so the
+ * bundle's code cache covers them, with three parts left out:
+ * - conf's schema validator (ajv, ajv-formats), migrations (semver) and encryption (node:crypto,
+ *   loaded on first use instead): mmauth passes no schema, migrations or encryptionKey, and the
+ *   validator alone cost about 10 ms to load. Using one of them throws, so a change that needs it
+ *   fails its first test rather than silently skipping a check.
+ * - proper-lockfile's graceful-fs, which patches fs on load (about 4 ms) to queue opens past EMFILE,
+ *   a limit a command holding three files never meets: plain node:fs, which config-lock.ts also
+ *   passes as proper-lockfile's documented `fs` option.
+ * Each patch must match exactly (conf CONF_VERSION), or the build fails.
+ */
+const CONF_VERSION = /^15\./;
+const CONF_IMPORTS = [
+  [
+    "import crypto from 'node:crypto';",
+    "const crypto = new Proxy({}, { get: (_, key) => require('node:crypto')[key] });",
+  ],
+  [
+    "import { Ajv2020 as Ajv } from 'ajv/dist/2020.js';",
+    "const Ajv = class { constructor() { throw new Error('mmauth bundles conf without its schema validator'); } };",
+  ],
+  ["import ajvFormatsModule from 'ajv-formats';", 'const ajvFormatsModule = { default: () => undefined };'],
+  [
+    "import semver from 'semver';",
+    "const semver = new Proxy({}, { get: () => { throw new Error('mmauth bundles conf without migrations'); } });",
+  ],
+];
+const leanWritePath = {
+  name: 'lean-write-path',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/]conf[\\/]dist[\\/]source[\\/]index\.js$/ }, (args) => {
+      const { version } = JSON.parse(readFileSync(join(args.path, '../../../package.json'), 'utf8'));
+      if (!CONF_VERSION.test(version)) throw new Error(`conf ${version}: re-check the patches in scripts/build.mjs`);
+      let contents = readFileSync(args.path, 'utf8');
+      for (const [from, to] of CONF_IMPORTS) {
+        if (!contents.includes(from)) throw new Error(`conf ${version} no longer has: ${from}`);
+        contents = contents.replace(from, to);
+      }
+      return { contents, loader: 'js' };
+    });
+    build.onResolve({ filter: /^graceful-fs$/ }, (args) =>
+      /[\\/]node_modules[\\/]proper-lockfile[\\/]/.test(args.importer)
+        ? { path: 'graceful-fs', namespace: 'plain-fs' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'plain-fs' }, () => ({
+      contents: "module.exports = require('node:fs');",
+      loader: 'js',
+    }));
+    // signal-exit (proper-lockfile's) takes node:assert (about 1.5 ms to load) for one check of its
+    // argument; node:assert loads only when that check fails.
+    build.onResolve({ filter: /^assert$/ }, (args) =>
+      /[\\/]node_modules[\\/](proper-lockfile[\\/]node_modules[\\/])?signal-exit[\\/]/.test(args.importer)
+        ? { path: 'assert', namespace: 'lazy-assert' }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: 'lazy-assert' }, () => ({
+      contents:
+        "module.exports = { equal(actual, expected, message) { if (actual != expected) require('node:assert').equal(actual, expected, message); } };",
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * An ES module in node_modules that takes a built-in's default export (`import process from
+ * 'node:process'`) gets it as is, not through esbuild's __toESM, which copies every property of the
+ * built-in onto a namespace object at load: about 0.7 ms for env-paths alone, on every command.
+ * Only for importers that take nothing else from that built-in (a named import needs the namespace).
+ */
+const builtinDefaults = {
+  name: 'builtin-defaults',
+  setup(build) {
+    build.onResolve({ filter: /^node:[a-z_]+$/ }, (args) => {
+      if (args.kind !== 'import-statement' || !/[\\/]node_modules[\\/]/.test(args.importer)) return undefined;
+      const source = readFileSync(args.importer, 'utf8');
+      const quoted = `['"]${args.path}['"]`;
+      const isDefaultOnly =
+        new RegExp(`import\\s+[A-Za-z_$][\\w$]*\\s+from\\s+${quoted}`).test(source) &&
+        !new RegExp(`import\\s*(\\{|\\*|[A-Za-z_$][\\w$]*\\s*,)[^;]*from\\s+${quoted}`).test(source);
+      return isDefaultOnly ? { path: args.path, namespace: 'builtin-default' } : undefined;
+    });
+    build.onLoad({ filter: /.*/, namespace: 'builtin-default' }, (args) => ({
+      contents: `const builtin = require(${JSON.stringify(args.path)});\nexport default builtin;\n`,
+      loader: 'js',
+    }));
+  },
+};
+
 const common = {
   bundle: true,
   platform: 'node',
@@ -123,7 +210,10 @@ const cli = await esbuild.build({
   entryPoints: [join(root, 'src/cli.ts')],
   outfile: join(dist, 'mmauth.cjs'),
   sourcemap: withSourceMaps ? 'linked' : false,
-  plugins: [lazyRequires, lazyChildProcessInCommander],
+  // Whitespace and syntax only: names stay, so stack traces (--verbose) still read.
+  minifyWhitespace: process.env.MIN === '1',
+  minifySyntax: process.env.MIN === '1',
+  plugins: [lazyRequires, lazyChildProcessInCommander, leanWritePath, builtinDefaults],
   metafile: true,
 });
 await Promise.all([
@@ -161,68 +251,8 @@ if (isVerbose) {
   console.log(await esbuild.analyzeMetafile(cli.metafile));
 }
 
-// Warm the code cache on the start-up paths: help, then the read-only token commands.
-const home = mkdtempSync(join(tmpdir(), 'mmauth-build-'));
-try {
-  const env = {
-    ...process.env,
-    // Never the developer's keyring: with no session bus, credentials go to this temporary file.
-    DBUS_SESSION_BUS_ADDRESS: '',
-    MMAUTH_BUILD_CODE_CACHE: '1',
-    MMAUTH_CONFIG_DIR: home,
-    MMAUTH_BASE_URL: 'http://127.0.0.1:9',
-  };
-  const run = (args, input) =>
-    execFileSync(process.execPath, [join(root, 'bin/mmauth.cjs'), ...args], {
-      env,
-      input,
-      stdio: ['pipe', 'ignore', 'ignore'],
-    });
-  const runAllowingFailure = (args) => {
-    try {
-      run(args);
-    } catch {
-      // exit 4 (no token yet) is a path worth caching too
-    }
-  };
-  runAllowingFailure(['token']);
-  // A sealed profile whose keyring is out of reach (no session bus here): the keyring path up to
-  // the addon's connection, which `token` on a keyring profile takes every time (the copy of its
-  // access token first).
-  mkdirSync(home, { recursive: true });
-  writeFileSync(
-    join(home, 'config.json'),
-    JSON.stringify({
-      profiles: {
-        sealed: {
-          base_url: 'http://127.0.0.1:9',
-          credential_store: 'keyring',
-          token: {
-            token_type: 'bearer',
-            grant: 'personal',
-            obtained_at: new Date(0).toISOString(),
-            // Names of the shapes mmauth makes (a copy's account, a 128-bit key id), or the vault skips the keyring.
-            access_token_ref: `access-token.${'0'.repeat(32)}`,
-          },
-          sealed: {
-            v: 2,
-            key_id: '0'.repeat(32),
-            nonce: 'AAAAAAAAAAAAAAAA',
-            ciphertext: 'AAAAAAAAAAAAAAAAAAAAAA',
-            fields: ['access_token'],
-          },
-        },
-      },
-    }),
-    { mode: 0o600 },
-  );
-  runAllowingFailure(['token', '--profile', 'sealed']);
-  rmSync(join(home, 'config.json'));
-  run(['login', '--with-token', '--no-verify'], 'build-time-token\n');
-  for (const args of [['status'], ['header'], ['token'], ['--help']]) run(args);
-} finally {
-  rmSync(home, { recursive: true, force: true });
-}
+// Warm the code caches: the shared one and one per command users wait on (scripts/warm-code-cache.mjs).
+execFileSync(process.execPath, [join(root, 'scripts', 'warm-code-cache.mjs')], { stdio: 'inherit' });
 if (isVerbose) {
   console.log(
     `code cache: ${readFileSync(join(dist, 'mmauth.cjs.cache')).byteLength} bytes for ${pathToFileURL(join(dist, 'mmauth.cjs')).href}`,

@@ -13,6 +13,7 @@ import { openLocalTarget, requireProfile } from './shared/target.js';
 import { resolveEndpoints } from '../oauth/endpoints.js';
 import { redactUrl } from '../http/redact.js';
 import { usableAccessToken } from './shared/usable-token.js';
+import { monotonicMs } from '../util/monotonic.js';
 
 /** Options of `mmauth api`. */
 export interface ApiOptions {
@@ -121,7 +122,7 @@ export async function runApi(target: string, options: ApiOptions, ctx: AppContex
         ...(trace === undefined ? {} : { trace }),
       },
     );
-  const startedMs = performance.now();
+  const startedMs = monotonicMs();
   let response = await send(choice.accessToken);
   const stored = choice.stored;
   if (
@@ -147,7 +148,7 @@ export async function runApi(target: string, options: ApiOptions, ctx: AppContex
     response = await send(renewed.accessToken);
   }
   trace?.(
-    `< ${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`} (${Math.round(performance.now() - startedMs)} ms)`,
+    `< ${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`} (${Math.round(monotonicMs() - startedMs)} ms)`,
   );
   if (response.status >= 300 && response.status < 400 && response.headers.location !== undefined) {
     out.info(`redirect (HTTP ${response.status}) to ${response.headers.location}: not followed with the token`);

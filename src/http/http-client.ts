@@ -7,6 +7,7 @@ import { hasProxy, loadProxyTransport, proxySettings } from './proxy-transport.j
 import { requestHeaders } from './read-body.js';
 import { SecretScrubber } from './redact.js';
 import { traceRequest, traceResponse } from './trace.js';
+import { monotonicMs } from '../util/monotonic.js';
 
 /** Options of createHttpClient. */
 export interface HttpClientOptions {
@@ -58,19 +59,19 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     // Method, origin and path: an authorization URL's query (state, code_challenge) is noise in an error line.
     const parsed = new URL(url);
     const label = `${init.method} ${parsed.origin}${parsed.pathname}`;
-    const startedMs = performance.now();
+    const startedMs = monotonicMs();
     if (options.trace !== undefined) traceRequest(options.trace, scrubber, url, init);
     try {
       const body = init.body === undefined ? undefined : String(init.body);
       const response = await send(new URL(url), init, body, signal, maxBodyBytes, label);
-      if (options.trace !== undefined) traceResponse(options.trace, scrubber, response, performance.now() - startedMs);
+      if (options.trace !== undefined) traceResponse(options.trace, scrubber, response, monotonicMs() - startedMs);
       return response;
     } catch (error) {
       if (options.interrupt?.aborted === true) {
         throw new MmauthError('interrupted', 'interrupted');
       }
       if (error instanceof MmauthError) throw error;
-      const elapsedMs = Math.round(performance.now() - startedMs);
+      const elapsedMs = Math.round(monotonicMs() - startedMs);
       options.trace?.(`< ${label}: ${error instanceof Error ? error.message : String(error)} after ${elapsedMs} ms`);
       // Past the deadline a transport may report the torn-down socket ("reset"); the cause is the timeout.
       const proxyUrl = isViaProxy

@@ -125,6 +125,7 @@ export async function lockConfig(path: string, onWait: (message: string) => void
   }, QUIET_WAIT_MS);
   try {
     const release = await lock(path, {
+      // Its fs is plain node:fs in the bundle, not graceful-fs (scripts/build.mjs, issue 26).
       realpath: false,
       stale: 10_000,
       update: 2_000,
