@@ -59,4 +59,4 @@ if (buildCache) {
 const bundle = { exports: {} };
 // module.constructor is the CommonJS loader's Module: its createRequire spares loading node:module.
 script.runInThisContext()(bundle.exports, module.constructor.createRequire(file), bundle, file, dirname(file));
-bundle.exports.main(process.argv, require('../package.json').version);
+bundle.exports.main(process.argv, bundle.exports.VERSION);

@@ -109,9 +109,9 @@ const lazyChildProcessInCommander = {
 /**
  * The write path loads only what it uses (issue 26). conf and proper-lockfile are bundled, so the
  * bundle's code cache covers them, with three parts left out:
- * - conf's schema validator (ajv, ajv-formats), migrations (semver) and encryption (node:crypto,
- *   loaded on first use instead): mmauth passes no schema, migrations or encryptionKey, and the
- *   validator alone cost about 10 ms to load. Using one of them throws, so a change that needs it
+ * - conf's schema validator (ajv, ajv-formats), migrations (semver), encryption and defaults check
+ *   (node:crypto and node:assert, loaded on first use instead): mmauth passes no schema,
+ *   migrations, encryptionKey or defaults, and the validator alone cost about 10 ms to load. Using one of them throws, so a change that needs it
  *   fails its first test rather than silently skipping a check.
  * - proper-lockfile's graceful-fs, which patches fs on load (about 4 ms) to queue opens past EMFILE,
  *   a limit a command holding three files never meets: plain node:fs, which config-lock.ts also
@@ -123,6 +123,14 @@ const CONF_IMPORTS = [
   [
     "import crypto from 'node:crypto';",
     "const crypto = new Proxy({}, { get: (_, key) => require('node:crypto')[key] });",
+  ],
+  // conf compares the file's store with itself plus the defaults (none here: a shallow copy), which
+  // is equal whenever the two hold the same values under the same keys; node:assert only otherwise.
+  [
+    "import assert from 'node:assert';",
+    'const assert = { deepEqual(actual, expected) { const keys = Object.keys(actual); ' +
+      'if (keys.length === Object.keys(expected).length && keys.every((key) => Object.is(actual[key], expected[key]))) return; ' +
+      "require('node:assert').deepEqual(actual, expected); } };",
   ],
   [
     "import { Ajv2020 as Ajv } from 'ajv/dist/2020.js';",
@@ -145,6 +153,9 @@ const leanWritePath = {
         if (!contents.includes(from)) throw new Error(`conf ${version} no longer has: ${from}`);
         contents = contents.replace(from, to);
       }
+      const asserts = new Set(contents.match(/\bassert\.\w+/g));
+      if ([...asserts].some((use) => use !== 'assert.deepEqual'))
+        throw new Error(`conf ${version} uses ${[...asserts]}`);
       return { contents, loader: 'js' };
     });
     build.onResolve({ filter: /^graceful-fs$/ }, (args) =>
@@ -211,8 +222,10 @@ const cli = await esbuild.build({
   outfile: join(dist, 'mmauth.cjs'),
   sourcemap: withSourceMaps ? 'linked' : false,
   // Whitespace and syntax only: names stay, so stack traces (--verbose) still read.
-  minifyWhitespace: process.env.MIN === '1',
-  minifySyntax: process.env.MIN === '1',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  // The launcher takes the version from the bundle, not from package.json.
+  define: { MMAUTH_VERSION: JSON.stringify(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version) },
   plugins: [lazyRequires, lazyChildProcessInCommander, leanWritePath, builtinDefaults],
   metafile: true,
 });

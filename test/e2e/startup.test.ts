@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -85,13 +85,16 @@ describe('start-up loads the launcher and the bundle, nothing else', () => {
     [['token']],
     [['header']],
     [['status']],
-  ])('mmauth %j: no package file, no ES module, none of the heavy built-ins', async (args) => {
-    const loaded = await recordLoads(args, { MMAUTH_CONFIG_DIR: await configWithToken() });
-    expect(loaded.code).toBe(0);
-    // The bundle itself is compiled from source text (with its code cache), so it is not in require.cache.
-    expect(loaded.files).toEqual(['bin/mmauth.cjs', 'package.json']);
-    expect(loaded.builtins.filter((name) => HEAVY_BUILTINS.includes(name) || name === ES_MODULE_JOB)).toEqual([]);
-  });
+  ])(
+    'mmauth %j: not even package.json (the version is in the bundle), no ES module, none of the heavy built-ins',
+    async (args) => {
+      const loaded = await recordLoads(args, { MMAUTH_CONFIG_DIR: await configWithToken() });
+      expect(loaded.code).toBe(0);
+      // The bundle itself is compiled from source text (with its code cache), so it is not in require.cache.
+      expect(loaded.files).toEqual(['bin/mmauth.cjs']);
+      expect(loaded.builtins.filter((name) => HEAVY_BUILTINS.includes(name) || name === ES_MODULE_JOB)).toEqual([]);
+    },
+  );
 
   it('a non-interactive `info` loads node:http, and neither undici, chalk, inquirer, open nor oauth4webapi', async () => {
     const loaded = await recordLoads(['info'], {
@@ -102,7 +105,7 @@ describe('start-up loads the launcher and the bundle, nothing else', () => {
     expect(loaded.code).toBe(3); // nothing listens on port 9
     expect(loaded.builtins).toContain('http');
     expect(loaded.builtins).not.toContain('tls');
-    expect(loaded.files).toEqual(['bin/mmauth.cjs', 'package.json']);
+    expect(loaded.files).toEqual(['bin/mmauth.cjs']);
     expect(loaded.builtins).not.toContain(ES_MODULE_JOB);
   });
 
@@ -113,7 +116,7 @@ describe('start-up loads the launcher and the bundle, nothing else', () => {
       MMAUTH_CLIENT_SECRET: 's',
     });
     expect(loaded.code).toBe(3);
-    expect(loaded.files).toEqual(['bin/mmauth.cjs', 'package.json']);
+    expect(loaded.files).toEqual(['bin/mmauth.cjs']);
     expect(loaded.builtins).toContain('http');
     expect(loaded.builtins).not.toContain('internal/deps/undici/undici');
     expect(loaded.builtins).not.toContain(ES_MODULE_JOB);
@@ -129,19 +132,24 @@ describe('start-up loads the launcher and the bundle, nothing else', () => {
       MMAUTH_TOKEN: 't',
     });
     expect(loaded.code).toBe(0);
-    expect(loaded.files).toEqual(['bin/mmauth.cjs', 'dist/vendor/oauth4webapi.cjs', 'package.json']);
+    expect(loaded.files).toEqual(['bin/mmauth.cjs', 'dist/vendor/oauth4webapi.cjs']);
     expect(loaded.builtins).not.toContain(ES_MODULE_JOB);
   });
 
-  it('storing a token loads conf from dist/vendor and proper-lockfile, still no ES module', async () => {
+  it('storing a token loads nothing beside the bundle: conf and proper-lockfile are in it, without their unused parts (issue 26)', async () => {
+    const configDir = makeConfigDir();
     const loaded = await recordLoads(
-      ['login', '--with-token', '--no-verify', '--base-url', 'http://127.0.0.1:9'],
-      { MMAUTH_CONFIG_DIR: makeConfigDir() },
+      ['login', '--with-token', '--no-verify', '--base-url', 'http://127.0.0.1:9', '--insecure-storage'],
+      { MMAUTH_CONFIG_DIR: configDir },
       'a-token-0123456789\n',
     );
     expect(loaded.code).toBe(0);
-    expect(loaded.files).toContain('dist/vendor/conf.cjs');
-    expect(loaded.files.some((file) => file.startsWith('node_modules/proper-lockfile/'))).toBe(true);
+    expect(readFileSync(join(configDir, 'config.json'), 'utf8')).toContain('a-token-0123456789');
+    // No graceful-fs, no ajv, no semver: nothing from node_modules, nothing from dist/vendor.
+    expect(loaded.files).toEqual(['bin/mmauth.cjs']);
+    // conf's encryption (node:crypto) and signal-exit's node:assert load only when used.
+    expect(loaded.builtins).not.toContain('crypto');
+    expect(loaded.builtins).not.toContain('assert');
     expect(loaded.builtins).not.toContain(ES_MODULE_JOB);
   });
 });
