@@ -10,6 +10,7 @@ import { reportToken } from '../ui/token-report.js';
 import type { Profile } from '../store/profile.js';
 import { endReplacedGrant } from './shared/replaced-grant.js';
 import { startWaitIndicator } from '../ui/wait-indicator.js';
+import type { PastedLines } from '../ui/paste.js';
 import type { LoginOptions } from './login.js';
 import { offerAuthorizationUrl, probe } from './login-offer.js';
 import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
@@ -57,21 +58,30 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
 
   // Loaded here, not at start-up: the listener, the paste reader and the fragment check pull in
   // node:http, node:readline and node:crypto, which every other command would pay for.
-  const [{ startCallbackServer }, { readPastedLines }, { waitForAuthorizationResponses }, implicit] = await Promise.all(
-    [
-      import('../loopback/callback-server.js'),
-      import('../ui/paste.js'),
-      import('../ui/authorization-responses.js'),
-      import('../oauth/implicit.js'),
-    ],
-  );
+  const [
+    { startCallbackServer },
+    { readPastedLines },
+    { readPastedLinesOnTerminal },
+    { waitForAuthorizationResponses },
+    implicit,
+  ] = await Promise.all([
+    import('../loopback/callback-server.js'),
+    import('../ui/paste.js'),
+    import('../ui/paste-terminal.js'),
+    import('../ui/authorization-responses.js'),
+    import('../oauth/implicit.js'),
+  ]);
   const listener = await startCallbackServer({
     port: redirect?.port ?? 0,
     path: redirect?.path ?? '/callback',
     isLocalhost: redirect?.isLocalhost === true,
     isFragmentRelay: isImplicit,
   });
-  const pasted = options.clientSecretStdin === true ? undefined : readPastedLines(ctx.stdin);
+  // On a terminal the paste-back line is readline's, under the spinner (issue 25 item 13); elsewhere
+  // stdin is read line by line as it comes.
+  const isPasteBack = options.clientSecretStdin !== true;
+  const isTerminalPaste = isPasteBack && ctx.stdin.isTTY === true && out.isTerminal && !out.isJsonRun;
+  let pasted: PastedLines | undefined = isPasteBack && !isTerminalPaste ? readPastedLines(ctx.stdin) : undefined;
   try {
     const redirectUri = redirect?.uri ?? listener.redirectUri;
     const responseType = isImplicit ? 'token' : 'code';
@@ -83,12 +93,14 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     ctx.secrets.remember(request.codeVerifier);
     if (options.probe)
       await probe(target.server, request, { clientId, clientSecret: clientSecret ?? usable?.clientSecret }, out);
-    await offerAuthorizationUrl(options, ctx, out, request, endpoints.baseUrl, listener, pasted !== undefined);
+    await offerAuthorizationUrl(options, ctx, out, request, endpoints.baseUrl, listener, isPasteBack);
     const deadlineMs = ctx.nowMs() + options.wait * 1000;
-    // A redrawn spinner would garble a URL being pasted on the same terminal: one static line then.
-    const isPasting = pasted !== undefined && ctx.stdin.isTTY === true;
+    const terminalPaste = isTerminalPaste ? readPastedLinesOnTerminal(ctx.stdin, ctx.stderr) : undefined;
+    pasted ??= terminalPaste;
+    // A `\r` spinner would garble a URL being typed on the same terminal: readline's prompt, or one static line.
     const indicator = startWaitIndicator(out, `Waiting for the redirect to ${redirectUri}`, deadlineMs, ctx.nowMs, {
-      isStatic: isPasting,
+      isStatic: pasted !== undefined && ctx.stdin.isTTY === true,
+      ...(terminalPaste === undefined ? {} : { paste: terminalPaste }),
     });
     const report = (line: () => void) => indicator.log(line);
     // A confidential client refused without its secret: on a terminal, ask once and retry the

@@ -1,5 +1,6 @@
 import { formatDuration } from './format.js';
 import type { Output } from './output.js';
+import type { TerminalPaste } from './paste-terminal.js';
 
 /** A running "waiting…" indicator. */
 export interface WaitIndicator {
@@ -12,8 +13,9 @@ export interface WaitIndicator {
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 /**
- * Shows that mmauth is waiting: on a terminal a spinner with the time left, redrawn every 100 ms;
- * elsewhere, or with `isStatic` (the user may be typing), one line saying how long it will wait.
+ * Shows that mmauth is waiting: on a terminal a spinner with the time left, redrawn every 100 ms
+ * (with `paste`, as the paste-back prompt, which readline redraws with what is being typed);
+ * elsewhere, or with `isStatic`, one line saying how long it will wait.
  * `deadlineMs` is absolute (epoch ms).
  */
 export function startWaitIndicator(
@@ -21,8 +23,27 @@ export function startWaitIndicator(
   message: string,
   deadlineMs: number,
   nowMs: () => number,
-  options: { isStatic?: boolean } = {},
+  options: { isStatic?: boolean; paste?: Pick<TerminalPaste, 'show' | 'log' | 'close'> } = {},
 ): WaitIndicator {
+  const { paste } = options;
+  if (paste !== undefined && out.isTerminal && !out.isJsonRun) {
+    // The spinner is the paste prompt: readline redraws it with the line being typed (item 13).
+    let frame = 0;
+    const draw = () => {
+      const left = formatDuration(Math.max(0, deadlineMs - nowMs()) / 1000);
+      paste.show(`${FRAMES[frame++ % FRAMES.length] ?? ''} ${message} — ${left} left, Ctrl-C to cancel\n> `);
+    };
+    const timer = setInterval(draw, 100);
+    timer.unref();
+    draw();
+    return {
+      log: (print) => paste.log(print),
+      stop() {
+        clearInterval(timer);
+        paste.close();
+      },
+    };
+  }
   if (!out.isTerminal || options.isStatic === true) {
     out.info(`${message} (up to ${formatDuration((deadlineMs - nowMs()) / 1000)})…`);
     return { log: (print) => print(), stop: () => undefined };

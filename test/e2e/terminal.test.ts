@@ -130,4 +130,34 @@ describe('login in a real terminal (tmux)', { timeout: 40_000 }, () => {
       profiles: { default: { client_secret: emulator.client.clientSecret } },
     });
   });
+
+  it('login waits with a spinner on a terminal, and a URL pasted under it arrives whole (25 item 13)', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const term = startInTmux([process.execPath, BIN, 'login', '--no-browser', '--scope', 'service'], {
+      MMAUTH_CONFIG_DIR: makeConfigDir(),
+      MMAUTH_BASE_URL: emulator.baseUrl,
+      MMAUTH_CLIENT_ID: emulator.client.clientId,
+      MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
+    });
+    const spinner =
+      /([⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]) Waiting for the redirect to http:\/\/127\.0\.0\.1:\d+\/callback — (?:\d+m )?\d+s? left, Ctrl-C to cancel/;
+    const [, firstFrame] = await term.waitFor(spinner);
+    // Typed text stays under the prompt while the spinner turns.
+    term.send(['abc'], { literal: true });
+    await term.waitFor(/> abc/);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const [, laterFrame] = await term.waitFor(spinner);
+    expect(laterFrame).not.toBe(firstFrame);
+    expect(term.screen()).toMatch(/> abc/);
+    term.send(['BSpace', 'BSpace', 'BSpace']);
+    const [authorizationUrl] = await term.waitFor(/http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/);
+    // A browser elsewhere: it ends on the redirect URI, which the user pastes here.
+    const answer = await fetch(authorizationUrl, { redirect: 'manual' });
+    const location = answer.headers.get('location') ?? '';
+    expect(location).toMatch(/\/callback\?code=/);
+    term.send([location], { literal: true });
+    term.send(['Enter']);
+    expect(await term.exitCode()).toBe(0);
+    expect(term.screen()).toContain('Logged in to');
+  });
 });

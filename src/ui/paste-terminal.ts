@@ -1,0 +1,91 @@
+import { EventEmitter } from 'node:events';
+import { createInterface } from 'node:readline';
+import type { Writer } from './fd-writer.js';
+import { MAX_PASTED_LINE, TOO_LONG_LINE, type PastedLines } from './paste.js';
+
+/** Paste-back on a terminal: the lines typed or pasted, under a prompt that may change while the user types. */
+export interface TerminalPaste extends PastedLines {
+  /** Replaces the prompt (a spinner and the time left), redrawing the line being typed under it intact. */
+  show(prompt: string): void;
+  /** Prints above the prompt (clears it, prints, draws it again with what was typed). */
+  log(print: () => void): void;
+}
+
+/**
+ * Reads paste-back lines on a terminal through node:readline, whose line editor redraws the prompt
+ * and the line being typed together (wrapped over several rows included): a spinner can run on the
+ * prompt while a URL is pasted under it (issue 25 item 13), which a bare `\r` redraw would garble.
+ * Ctrl-C (the terminal is in raw mode meanwhile) is passed on as SIGINT to this process; Ctrl-D on
+ * an empty line ends the lines. A line longer than MAX_PASTED_LINE is yielded as TOO_LONG_LINE.
+ * close() gives the terminal back (cooked mode), so that a prompt can read it next.
+ */
+export function readPastedLinesOnTerminal(
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean },
+  stderr: Pick<Writer, 'write' | 'columns'>,
+): TerminalPaste {
+  // readline writes through this to mmauth's stderr writer, and asks it for the terminal's width.
+  const output = Object.assign(new EventEmitter(), {
+    isTTY: true,
+    write: (text: string) => {
+      stderr.write(text);
+      return true;
+    },
+    get columns() {
+      return stderr.columns ?? 80;
+    },
+  }) as unknown as NodeJS.WritableStream;
+  const rl = createInterface({ input: stdin, output, terminal: true, prompt: '', historySize: 0 });
+  const lines: string[] = [];
+  let isEnded = false;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+  rl.on('line', (line) => {
+    lines.push(line.length > MAX_PASTED_LINE ? TOO_LONG_LINE : line);
+    notify();
+  });
+  rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
+  rl.on('close', () => {
+    isEnded = true;
+    notify();
+  });
+  const close = () => {
+    if (isEnded) return;
+    lines.length = 0;
+    rl.setPrompt('');
+    // Leaves the prompt's row empty, then hands the terminal back.
+    output.write('\r\x1b[2K');
+    rl.close();
+    // Let the process exit although stdin is still open (a terminal never ends).
+    stdin.pause();
+    if ('unref' in stdin && typeof stdin.unref === 'function') (stdin.unref as () => void)();
+  };
+  async function* iterate(): AsyncGenerator<string> {
+    for (;;) {
+      const line = lines.shift();
+      if (line !== undefined) yield line;
+      else if (isEnded) return;
+      else await new Promise<void>((resolve) => (wake = resolve));
+    }
+  }
+  return {
+    [Symbol.asyncIterator]: () => iterate(),
+    close,
+    show(prompt) {
+      if (isEnded) return;
+      rl.setPrompt(prompt);
+      rl.prompt(true);
+    },
+    log(print) {
+      if (isEnded) {
+        print();
+        return;
+      }
+      output.write('\r\x1b[2K');
+      print();
+      rl.prompt(true);
+    },
+  };
+}
