@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { createInterface } from 'node:readline';
+import { clearScreenDown, createInterface, cursorTo, moveCursor } from 'node:readline';
 import type { Writer } from './fd-writer.js';
-import { MAX_PASTED_LINE, TOO_LONG_LINE, type PastedLines } from './paste.js';
+import { createLineQueue, MAX_PASTED_LINE, TOO_LONG_LINE, type PastedLines } from './paste.js';
 
 /** Paste-back on a terminal: the lines typed or pasted, under a prompt that may change while the user types. */
 export interface TerminalPaste extends PastedLines {
@@ -35,25 +35,13 @@ export function readPastedLinesOnTerminal(
     },
   }) as unknown as NodeJS.WritableStream;
   const rl = createInterface({ input: stdin, output, terminal: true, prompt: '', historySize: 0 });
-  const lines: string[] = [];
-  let isEnded = false;
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    wake?.();
-    wake = undefined;
-  };
-  rl.on('line', (line) => {
-    lines.push(line.length > MAX_PASTED_LINE ? TOO_LONG_LINE : line);
-    notify();
-  });
+  const queue = createLineQueue();
+  rl.on('line', (line) => queue.push(line.length > MAX_PASTED_LINE ? TOO_LONG_LINE : line));
   rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
-  rl.on('close', () => {
-    isEnded = true;
-    notify();
-  });
+  rl.on('close', () => queue.end());
   const close = () => {
-    if (isEnded) return;
-    lines.length = 0;
+    if (queue.isEnded) return;
+    queue.end(true);
     rl.setPrompt('');
     // Leaves the prompt's row empty, then hands the terminal back.
     output.write('\r\x1b[2K');
@@ -62,29 +50,26 @@ export function readPastedLinesOnTerminal(
     stdin.pause();
     if ('unref' in stdin && typeof stdin.unref === 'function') (stdin.unref as () => void)();
   };
-  async function* iterate(): AsyncGenerator<string> {
-    for (;;) {
-      const line = lines.shift();
-      if (line !== undefined) yield line;
-      else if (isEnded) return;
-      else await new Promise<void>((resolve) => (wake = resolve));
-    }
-  }
   return {
-    [Symbol.asyncIterator]: () => iterate(),
+    [Symbol.asyncIterator]: () => queue.lines(),
     close,
     show(prompt) {
-      if (isEnded) return;
+      if (queue.isEnded) return;
       rl.setPrompt(prompt);
       rl.prompt(true);
     },
     log(print) {
-      if (isEnded) {
+      if (queue.isEnded) {
         print();
         return;
       }
-      output.write('\r\x1b[2K');
+      // From the prompt's first row down, the screen is readline's: clear it, print, draw it again
+      // below (its record of the rows it drew reset, as after a line it took).
+      moveCursor(output, 0, -rl.getCursorPos().rows);
+      cursorTo(output, 0);
+      clearScreenDown(output);
       print();
+      Object.assign(rl, { prevRows: 0 });
       rl.prompt(true);
     },
   };

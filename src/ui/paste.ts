@@ -15,6 +15,49 @@ export const MAX_PASTED_LINE = 64 * 1024;
 /** What a line longer than MAX_PASTED_LINE is replaced with (refused like any line that is no URL). */
 export const TOO_LONG_LINE = '(a line longer than 64 KiB)';
 
+/** Lines taken as they come and handed out in order until the queue ends (the paste readers' shared part). */
+export interface LineQueue {
+  push(line: string): void;
+  /** Ends the queue; with `isDropping`, lines not yet taken are dropped. Idempotent. */
+  end(isDropping?: boolean): void;
+  readonly isEnded: boolean;
+  /** The lines, waiting for the next one until the queue ends. */
+  lines(): AsyncGenerator<string>;
+}
+
+/** Creates a LineQueue. */
+export function createLineQueue(): LineQueue {
+  const queued: string[] = [];
+  let isEnded = false;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+  return {
+    push(line) {
+      queued.push(line);
+      notify();
+    },
+    end(isDropping = false) {
+      if (isDropping) queued.length = 0;
+      isEnded = true;
+      notify();
+    },
+    get isEnded() {
+      return isEnded;
+    },
+    async *lines() {
+      for (;;) {
+        const line = queued.shift();
+        if (line !== undefined) yield line;
+        else if (isEnded) return;
+        else await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+  };
+}
+
 /**
  * Reads stdin line by line (paste-back during `login`) without taking over the terminal (no raw
  * mode: the terminal echoes and edits the line itself). A line longer than MAX_PASTED_LINE is
@@ -25,58 +68,36 @@ export const TOO_LONG_LINE = '(a line longer than 64 KiB)';
  */
 export function readPastedLines(stdin: NodeJS.ReadableStream): PastedLines {
   const decoder = new StringDecoder('utf8');
-  const lines: string[] = [];
+  const queue = createLineQueue();
   let pending = '';
-  let isEnded = false;
-  let wake: (() => void) | undefined;
-  const notify = () => {
-    wake?.();
-    wake = undefined;
-  };
-  const stop = () => {
-    isEnded = true;
+  const stop = (isDropping = false) => {
     stdin.off('data', onData);
     stdin.off('end', onEnd);
     stdin.off('error', onEnd);
     // Let the process exit although stdin is still open (a terminal never ends).
     stdin.pause();
     if ('unref' in stdin && typeof stdin.unref === 'function') (stdin.unref as () => void)();
-    notify();
+    queue.end(isDropping);
   };
   function onData(chunk: Buffer | string): void {
     pending += typeof chunk === 'string' ? chunk : decoder.write(chunk);
     for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n')) {
-      lines.push(pending.slice(0, end).replace(/\r$/, ''));
+      queue.push(pending.slice(0, end).replace(/\r$/, ''));
       pending = pending.slice(end + 1);
     }
     // No redirect URL is that long: say so once and stop reading (stdin may never end).
     if (pending.length > MAX_PASTED_LINE) {
-      lines.push(TOO_LONG_LINE);
+      queue.push(TOO_LONG_LINE);
       stop();
     }
-    notify();
   }
   function onEnd(): void {
-    if (pending !== '') lines.push(pending);
+    if (pending !== '') queue.push(pending);
     pending = '';
     stop();
   }
   stdin.on('data', onData);
   stdin.once('end', onEnd);
   stdin.once('error', onEnd);
-  async function* iterate(): AsyncGenerator<string> {
-    for (;;) {
-      const line = lines.shift();
-      if (line !== undefined) yield line;
-      else if (isEnded) return;
-      else await new Promise<void>((resolve) => (wake = resolve));
-    }
-  }
-  return {
-    [Symbol.asyncIterator]: () => iterate(),
-    close: () => {
-      lines.length = 0;
-      stop();
-    },
-  };
+  return { [Symbol.asyncIterator]: () => queue.lines(), close: () => stop(true) };
 }

@@ -150,6 +150,10 @@ describe('login in a real terminal (tmux)', { timeout: 40_000 }, () => {
     expect(laterFrame).not.toBe(firstFrame);
     expect(term.screen()).toMatch(/> abc/);
     term.send(['BSpace', 'BSpace', 'BSpace']);
+    // A line that is no redirect: refused above the prompt, and waiting goes on under the spinner.
+    term.send(['not-a-url'], { literal: true });
+    term.send(['Enter']);
+    await term.waitFor(/! not accepted: [^\n]*; still waiting for the redirect\n[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Waiting for the redirect/);
     const [authorizationUrl] = await term.waitFor(/http:\/\/127\.0\.0\.1:\d+\/oauth2\/authorize\?\S+/);
     // A browser elsewhere: it ends on the redirect URI, which the user pastes here.
     const answer = await fetch(authorizationUrl, { redirect: 'manual' });
