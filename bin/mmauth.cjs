@@ -14,7 +14,8 @@ const file = join(__dirname, '..', 'dist', 'mmauth.cjs');
 // A command the build warmed has a code cache of its own (what it compiles, nothing more: less to
 // deserialize, and its write path included); any other run takes the shared one. The build names
 // the cache it is filling in MMAUTH_BUILD_CODE_CACHE.
-const command = process.argv[2] ?? '';
+const word = process.argv[2] ?? '';
+const command = word === '--help' || word === '-h' ? 'help' : word;
 const ownCache = /^[a-z][a-z-]{0,31}$/.test(command) ? join(__dirname, '..', 'dist', 'cache', `${command}.cache`) : '';
 const buildCache = process.env.MMAUTH_BUILD_CODE_CACHE;
 let cacheFile = buildCache || `${file}.cache`;
@@ -34,7 +35,9 @@ try {
 }
 let source;
 try {
-  source = readFileSync(file, 'utf8');
+  // The build makes the bundle ASCII (esbuild escapes the rest), so Latin-1 reads it as is, without
+  // UTF-8 decoding.
+  source = readFileSync(file, 'latin1');
 } catch (error) {
   if (error.code !== 'ENOENT') throw error;
   // A clone that was never built: say what to run, not a stack trace.

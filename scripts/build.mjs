@@ -40,9 +40,13 @@ const PACKAGES = {
 };
 
 rmSync(dist, { recursive: true, force: true });
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.json')], {
-  stdio: 'inherit',
-});
+execFileSync(
+  process.execPath,
+  [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')],
+  {
+    stdio: 'inherit',
+  },
+);
 
 /**
  * `@napi-rs/keyring` straight from its platform package (its index.js first reads package files
@@ -257,6 +261,8 @@ copyFileSync(join(root, 'node_modules/open/xdg-open'), join(dist, 'vendor/xdg-op
 
 // bin/mmauth.cjs compiles the bundle without an import() handler: there must be no import().
 const bundle = readFileSync(join(dist, 'mmauth.cjs'), 'utf8');
+// bin/mmauth.cjs reads the bundle as Latin-1: it must be ASCII (esbuild's default `charset`).
+if (/[^\x00-\x7f]/.test(bundle)) throw new Error('dist/mmauth.cjs is not ASCII: bin/mmauth.cjs reads it as Latin-1');
 if (/\bimport\(/.test(bundle)) {
   throw new Error('dist/mmauth.cjs contains an import(): load that module through PACKAGES in scripts/build.mjs');
 }
