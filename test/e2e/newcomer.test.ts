@@ -219,3 +219,21 @@ describe('login --start --implicit (10)', () => {
     expect(result.stderr).toMatch(/ends on http:\/\/127\.0\.0\.1:\d+\/callback#…/);
   });
 });
+
+describe("doctor's fixes (4)", () => {
+  it('name only flags doctor accepts (a refused client id: --client-id, never --redirect-uri or --scope)', async () => {
+    const emulator = await startTestEmulator();
+    const result = await runCli(['doctor', '--client-id', 'no-such-client', '--json'], {
+      env: emulator.env(makeConfigDir(), { MMAUTH_CLIENT_ID: undefined }),
+    });
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as { checks: Array<{ name: string; status: string; fix?: string }> };
+    expect(report.checks.find((check) => check.name === 'authorization')).toMatchObject({ status: 'fail' });
+    const doctorFlags = ['--profile', '--base-url', '--client-id', '--timeout', '--json', '--verbose'];
+    for (const { fix } of report.checks) {
+      // A flag inside a quoted command (`mmauth login --profile x`) belongs to that command.
+      const named = (fix ?? '').replace(/`[^`]*`/g, '').match(/--[a-z-]+/g) ?? [];
+      for (const flag of named) expect(doctorFlags, fix).toContain(flag);
+    }
+  });
+});

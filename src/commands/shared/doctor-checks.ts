@@ -153,7 +153,7 @@ export function checkBrowser(env: NodeJS.ProcessEnv, platform: NodeJS.Platform):
     : warn(
         'browser',
         `none would open: ${reason}`,
-        'login prints the URL; use login --start/--complete, or paste the address back',
+        '`mmauth login` prints the URL; use `mmauth login --start`, then `mmauth login --complete URL`, or paste the address back',
       );
 }
 
@@ -163,7 +163,13 @@ export async function checkLoopback(): Promise<Check> {
   return new Promise((resolve) => {
     const server = createServer();
     server.once('error', (error) =>
-      resolve(fail('loopback', `cannot listen on 127.0.0.1: ${why(error)}`, 'use login --start/--complete')),
+      resolve(
+        fail(
+          'loopback',
+          `cannot listen on 127.0.0.1: ${why(error)}`,
+          'use `mmauth login --start`, then `mmauth login --complete URL`',
+        ),
+      ),
     );
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
