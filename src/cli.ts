@@ -16,6 +16,13 @@ declare const MMAUTH_VERSION: string | undefined;
  */
 export const VERSION: string = typeof MMAUTH_VERSION === 'string' ? MMAUTH_VERSION : '0.0.0';
 
+/** Whether commander ended the run by printing help or the version (exit 0, nothing to report). */
+function isHelpOrVersion(error: unknown): boolean {
+  return (
+    error instanceof CommanderError && (error.code === 'commander.helpDisplayed' || error.code === 'commander.version')
+  );
+}
+
 /**
  * Prints `error` for people on stderr and, with `isJson`, as one JSON document on stdout unless the
  * command already printed its own (README "Errors under --json"); returns the exit code.
@@ -45,7 +52,6 @@ async function report(
     );
   };
   if (error instanceof CommanderError) {
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return ExitCode.ok;
     const conflict = error.code === 'commander.conflictingOption' ? conflictMessage(error.message) : undefined;
     if (conflict === undefined) {
       // Commander printed its message itself; under --json the document says it too.
@@ -112,13 +118,16 @@ export async function main(argv: string[], version: string): Promise<never> {
     await program.parseAsync(argv);
     exitCode = ctx.requestedExitCode ?? exitCode;
   } catch (error) {
-    const context = await failureContextFor(run, ctx);
-    // `api` prints the server's body, never a document of its own: it has no --json.
-    const isJson = run.command !== 'api' && (run.options.json === true || argv.includes('--json'));
-    exitCode = await report(error, ctx, context, {
-      isVerbose: isVerbose({ verbose: argv.includes('--verbose') }, ctx.env),
-      isJson,
-    });
+    // Help and version are printed, not failures: they need no failure context (which opens the store).
+    if (!isHelpOrVersion(error)) {
+      const context = await failureContextFor(run, ctx);
+      // `api` prints the server's body, never a document of its own: it has no --json.
+      const isJson = run.command !== 'api' && (run.options.json === true || argv.includes('--json'));
+      exitCode = await report(error, ctx, context, {
+        isVerbose: isVerbose({ verbose: argv.includes('--verbose') }, ctx.env),
+        isJson,
+      });
+    }
   }
   await Promise.all([ctx.stdout.flush(), ctx.stderr.flush()]);
   process.exit(exitCode);
