@@ -11,7 +11,11 @@ export async function readResponseBody(
   label: string,
   discard: () => void,
 ): Promise<Uint8Array> {
-  const bytes = await readCappedBody(body, maxBytes, discard);
+  return refuseOverLimit(await readCappedBody(body, maxBytes, discard), maxBytes, label);
+}
+
+/** `bytes`, or `response_too_large` naming `label` when a reader gave up past `maxBytes` (undefined). */
+export function refuseOverLimit(bytes: Uint8Array | undefined, maxBytes: number, label: string): Uint8Array {
   if (bytes === undefined) {
     const limit = `${Math.round(maxBytes / 1024)} KiB`;
     throw new MmauthError('response_too_large', `${label}: the answer's body is larger than ${limit}; refused`);
