@@ -78,22 +78,32 @@ function writeSealedProfile() {
   writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { sealed } }), { mode: 0o600 });
 }
 
+/** The code cache of `command` under dist/cache/ (the launcher's name for it). */
+const cacheOf = (command) => join(dist, 'cache', `${command}.cache`);
+
+/**
+ * `token`'s paths into `cache`: no profile (exit 4) and a sealed profile's keyring; then a token
+ * stored by `login --with-token`, compiled into `loginCache`. Leaves that token stored.
+ */
+function warmTokenPaths(cache, loginCache) {
+  rmSync(join(home, 'config.json'), { force: true });
+  runSync(cache, ['token']);
+  writeSealedProfile();
+  runSync(cache, ['token', '--profile', 'sealed']);
+  rmSync(join(home, 'config.json'));
+  runSync(loginCache, ['login', '--with-token', '--no-verify'], { input: 'build-time-token\n' });
+}
+
 /** The shared cache: as before per-command caches existed. */
 function warmShared() {
   const shared = join(dist, 'mmauth.cjs.cache');
-  runSync(shared, ['token']);
-  writeSealedProfile();
-  runSync(shared, ['token', '--profile', 'sealed']);
-  rmSync(join(home, 'config.json'));
-  runSync(shared, ['login', '--with-token', '--no-verify'], { input: 'build-time-token\n' });
+  warmTokenPaths(shared, shared);
   for (const args of [['status'], ['header'], ['token'], ['--help']]) runSync(shared, args);
   rmSync(join(home, 'config.json'), { force: true });
 }
 
 /** The per-command caches, against the emulator: each command on the paths the bench and scripts take. */
 async function warmCommands() {
-  mkdirSync(join(dist, 'cache'), { recursive: true });
-  const cacheOf = (command) => join(dist, 'cache', `${command}.cache`);
   const { startEmulator } = createRequire(import.meta.url)(join(dist, 'emulator.cjs'));
   const emulator = await startEmulator({ port: 0, tokenTtlS: 3600 });
   try {
@@ -119,19 +129,13 @@ async function warmCommands() {
 
 /** `token` (its fresh-token path, file and keyring) and `--help`: the start-up rows, caches of their own. */
 function warmStartUp() {
-  const cacheOf = (command) => join(dist, 'cache', `${command}.cache`);
-  mkdirSync(join(dist, 'cache'), { recursive: true });
-  rmSync(join(home, 'config.json'), { force: true });
-  runSync(cacheOf('token'), ['token']);
-  writeSealedProfile();
-  runSync(cacheOf('token'), ['token', '--profile', 'sealed']);
-  rmSync(join(home, 'config.json'));
-  runSync(join(home, 'scratch.cache'), ['login', '--with-token', '--no-verify'], { input: 'build-time-token\n' });
+  warmTokenPaths(cacheOf('token'), join(home, 'scratch.cache'));
   for (let round = 0; round < 2; round++) runSync(cacheOf('token'), ['token']);
   for (let round = 0; round < 2; round++) runSync(cacheOf('help'), ['--help']);
   rmSync(join(home, 'config.json'), { force: true });
 }
 
+mkdirSync(join(dist, 'cache'), { recursive: true });
 try {
   warmShared();
   warmStartUp();

@@ -97,11 +97,14 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     const deadlineMs = ctx.nowMs() + options.wait * 1000;
     const terminalPaste = isTerminalPaste ? readPastedLinesOnTerminal(ctx.stdin, ctx.stderr) : undefined;
     pasted ??= terminalPaste;
-    // A `\r` spinner would garble a URL being typed on the same terminal: readline's prompt, or one static line.
-    const indicator = startWaitIndicator(out, `Waiting for the redirect to ${redirectUri}`, deadlineMs, ctx.nowMs, {
-      isStatic: pasted !== undefined && ctx.stdin.isTTY === true,
-      ...(terminalPaste === undefined ? {} : { paste: terminalPaste }),
-    });
+    // A `\r` spinner would garble a URL being typed on the same terminal: the spinner is readline's prompt then.
+    const indicator = startWaitIndicator(
+      out,
+      `Waiting for the redirect to ${redirectUri}`,
+      deadlineMs,
+      ctx.nowMs,
+      terminalPaste === undefined ? {} : { paste: terminalPaste },
+    );
     const report = (line: () => void) => indicator.log(line);
     // A confidential client refused without its secret: on a terminal, ask once and retry the
     // exchange with the same code (issue 25 item 7); the paste reader lets stdin go first.

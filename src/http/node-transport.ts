@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Transport } from './http-types.js';
 import { headerFields, refuseOverLimit, requestHeaders } from './read-body.js';
 
@@ -18,15 +18,15 @@ export function createNodeTransport(): Transport {
       url.protocol === 'https:' ? await (https ??= import('node:https')) : await (http ??= import('node:http'));
     const headers = requestHeaders(init.headers, init.body);
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-    let onAbort = () => undefined as void;
+    let request: ClientRequest | undefined;
+    const onAbort = () =>
+      request?.destroy(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+    signal.addEventListener('abort', onAbort, { once: true });
     try {
       const response = await new Promise<IncomingMessage>((resolve, reject) => {
-        const request = send(url, { method: init.method, headers }, resolve);
+        request = send(url, { method: init.method, headers }, resolve);
         request.on('error', reject);
-        onAbort = () =>
-          request.destroy(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
         if (signal.aborted) onAbort();
-        else signal.addEventListener('abort', onAbort, { once: true });
         request.end(body);
       });
       const bytes = refuseOverLimit(await readIncoming(response, maxBodyBytes), maxBodyBytes, label);

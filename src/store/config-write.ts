@@ -4,8 +4,8 @@ import { MmauthError } from '../errors.js';
 
 /**
  * Replaces `config.json` at `path` with `{profiles}` (and the current profile's name, when given:
- * `null` clears it) through conf (loaded here: about 20 ms with
- * its schema validator, which reads never pay), mode 0600. conf writes a temporary file and renames
+ * `null` clears it) through conf (initialised here, which reads never pay; bundled without its
+ * schema validator: scripts/build.mjs), mode 0600. conf writes a temporary file, fsyncs and renames
  * it over the old one, so a reader never sees half a file. Throws `store_write_failed`.
  */
 export async function writeConfigFile(

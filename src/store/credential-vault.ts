@@ -87,8 +87,12 @@ function decodeKey(value: string): Buffer | undefined {
   return key.length === KEY_BYTES ? key : undefined;
 }
 
+/** What sealed credentials are when their key cannot open them, and why when the key is gone. */
+const UNREADABLE = 'stored, but unreadable';
+const KEY_MISSING = 'its key is not in the keyring';
+
 /** How status, doctor, logout and every failed read say that sealed credentials lost their key (issue 25 item 11). */
-export const LOST_KEY = 'stored, but unreadable: its key is not in the keyring';
+export const LOST_KEY = `${UNREADABLE}: ${KEY_MISSING}`;
 
 /**
  * A vault over the keyring `openKeyring` gives, opened at first use and at most once per process
@@ -110,14 +114,14 @@ export function createCredentialVault(keyringName: string, openKeyring: () => Pr
   const lost = (profileName: string, why: string) =>
     new MmauthError(
       'credentials_lost',
-      `the credentials of profile "${profileName}" are ${LOST_KEY.replace('its key is not in the keyring', why)} (${keyringName}: it was cleared, or this config file came from another machine)`,
+      `the credentials of profile "${profileName}" are ${UNREADABLE}: ${why} (${keyringName}: it was cleared, or this config file came from another machine)`,
     );
   return {
     keyringName,
     async open(binding, sealed) {
       const { profileName } = binding;
       const [key, { openSealed }] = await Promise.all([readKey(sealed.keyId), cipher()]);
-      if (key === undefined) throw lost(profileName, 'its key is not in the keyring');
+      if (key === undefined) throw lost(profileName, KEY_MISSING);
       const secrets = openSealed(sealed, binding, key);
       if (secrets === undefined) {
         throw lost(profileName, 'the key in the keyring does not open them for this profile, server and client');

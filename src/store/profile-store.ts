@@ -29,8 +29,8 @@ function configFilePath(location: StoreLocation): string {
 
 /**
  * Opens the profile store: `config.json` in MMAUTH_CONFIG_DIR or `~/.config/mmauth` (platform
- * equivalent, as conf and env-paths place it). Reads parse the file directly; `conf` (and its
- * schema validator, about 20 ms to load) is loaded only by update(), which writes through it. The
+ * equivalent, as conf and env-paths place it). Reads parse the file directly; `conf` is initialised
+ * only by the writes (update() and the like), which go through it. The
  * directory is made 0700 and the file 0600 on every write. A corrupt file throws `store_malformed`
  * and is never rewritten.
  */

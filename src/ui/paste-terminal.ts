@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { clearScreenDown, createInterface, cursorTo, moveCursor } from 'node:readline';
 import type { Writer } from './fd-writer.js';
-import { createLineQueue, MAX_PASTED_LINE, TOO_LONG_LINE, type PastedLines } from './paste.js';
+import { createLineQueue, MAX_PASTED_LINE, releaseStdin, TOO_LONG_LINE, type PastedLines } from './paste.js';
 
 /** Paste-back on a terminal: the lines typed or pasted, under a prompt that may change while the user types. */
 export interface TerminalPaste extends PastedLines {
@@ -46,9 +46,7 @@ export function readPastedLinesOnTerminal(
     // Leaves the prompt's row empty, then hands the terminal back.
     output.write('\r\x1b[2K');
     rl.close();
-    // Let the process exit although stdin is still open (a terminal never ends).
-    stdin.pause();
-    if ('unref' in stdin && typeof stdin.unref === 'function') (stdin.unref as () => void)();
+    releaseStdin(stdin);
   };
   return {
     [Symbol.asyncIterator]: () => queue.lines(),

@@ -15,6 +15,12 @@ export const MAX_PASTED_LINE = 64 * 1024;
 /** What a line longer than MAX_PASTED_LINE is replaced with (refused like any line that is no URL). */
 export const TOO_LONG_LINE = '(a line longer than 64 KiB)';
 
+/** Stops reading `stdin` and lets the process exit although it is still open (a terminal never ends). */
+export function releaseStdin(stdin: NodeJS.ReadableStream): void {
+  stdin.pause();
+  if ('unref' in stdin && typeof stdin.unref === 'function') (stdin.unref as () => void)();
+}
+
 /** Lines taken as they come and handed out in order until the queue ends (the paste readers' shared part). */
 export interface LineQueue {
   push(line: string): void;
@@ -74,9 +80,7 @@ export function readPastedLines(stdin: NodeJS.ReadableStream): PastedLines {
     stdin.off('data', onData);
     stdin.off('end', onEnd);
     stdin.off('error', onEnd);
-    // Let the process exit although stdin is still open (a terminal never ends).
-    stdin.pause();
-    if ('unref' in stdin && typeof stdin.unref === 'function') (stdin.unref as () => void)();
+    releaseStdin(stdin);
     queue.end(isDropping);
   };
   function onData(chunk: Buffer | string): void {

@@ -138,8 +138,9 @@ export async function findClientSecret(
 }
 
 /**
- * Asks for the client secret with a masked prompt (a terminal only): the login whose public attempt
- * the server refused (issue 25 item 7). Throws `prompt_unavailable` or `invalid_client_secret`.
+ * Asks for the client secret with a masked prompt (a terminal only), and remembers it among the
+ * run's secrets: client-credentials with none given, or the login whose public attempt the server
+ * refused (issue 25 item 7). Throws `prompt_unavailable` or `invalid_client_secret`.
  */
 export async function askClientSecret(ctx: AppContext): Promise<string> {
   const secret = checkSecret(await ctx.prompter.secret('Client secret:', SECRET_SOURCES));
@@ -167,11 +168,7 @@ export async function resolveClientSecret(
   ctx: AppContext,
   target: SecretTarget,
 ): Promise<string> {
-  const secret =
-    (await findClientSecret(options, ctx, target)) ??
-    checkSecret(await ctx.prompter.secret('Client secret:', SECRET_SOURCES));
-  ctx.secrets.remember(secret);
-  return secret;
+  return (await findClientSecret(options, ctx, target)) ?? askClientSecret(ctx);
 }
 
 /**
