@@ -64,7 +64,8 @@ export interface AppContext {
 export function rememberProfileSecrets(secrets: SecretScrubber, profile: Profile | undefined): Profile | undefined {
   if (profile !== undefined) {
     for (const value of Object.values(secretsOf(profile))) {
-      for (const part of (value ?? '').split(' ')) secrets.remember(part);
+      // Replaced tokens carry their expiry after a `!` (encodeReplacedTokens).
+      for (const part of (value ?? '').split(' ')) secrets.remember(part.split('!')[0]);
     }
   }
   return profile;

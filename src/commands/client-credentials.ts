@@ -4,6 +4,7 @@ import { requestClientCredentialsToken } from '../oauth/client-credentials.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import { reportToken } from '../ui/token-report.js';
 import type { Profile } from '../store/profile.js';
+import { keptReplacedTokens } from '../grant/replaced-tokens.js';
 import { endReplacedGrant, type ReplacedJson } from './shared/replaced-grant.js';
 import { prepareStoring, type StorageOptions } from './shared/credential-storage.js';
 import { withClientOptions, withCommonOptions, withStorageOption, type ClientOptions } from './shared/options.js';
@@ -74,10 +75,18 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
         clientSecret,
         scope,
         token,
+        replacedTokens: keptReplacedTokens(current, { baseUrl: endpoints.baseUrl, clientId, token }, nowMs),
       }),
       intent,
     );
-    replaced = await endReplacedGrant(former, token, { ...options, clientId, clientSecret }, ctx, out);
+    replaced = await endReplacedGrant(
+      former,
+      token,
+      { ...options, clientId, clientSecret },
+      ctx,
+      out,
+      endpoints.baseUrl,
+    );
   }
   const where = options.save ? ` (stored in profile "${profileName}")` : ' (not stored)';
   reportToken(

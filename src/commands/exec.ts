@@ -3,6 +3,7 @@ import { constants as osConstants } from 'node:os';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { renewalOf } from '../grant/renewal.js';
+import { bindingOf } from '../store/secrets.js';
 import { formatInstant } from '../ui/format.js';
 import { withRenewalOptions, withTokenOptions } from './shared/options.js';
 import { usableAccessToken, type UsableTokenOptions } from './shared/usable-token.js';
@@ -71,18 +72,28 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
       `this token cannot be renewed here (${first.stored.grant}): the child keeps it until it expires at ${formatInstant(Date.parse(first.stored.expiresAt))}`,
     );
   }
-  const [{ createTokenFile }, { keepTokenFresh }] = await Promise.all([
+  const [{ createTokenFile }, { keepTokenFresh }, { followProfile }] = await Promise.all([
     import('./exec/token-file.js'),
     import('./exec/token-keeper.js'),
+    import('./exec/profile-follower.js'),
   ]);
   const file = createTokenFile(ctx.env, first.accessToken);
+  // The profile's renewals by any process reach the child (decisions 39); bound to today's origin and client (N11).
+  const follower =
+    listed === undefined
+      ? undefined
+      : followProfile(
+          await ctx.openStore(),
+          first.profileName,
+          bindingOf(first.profileName, listed.baseUrl, listed.clientId),
+        );
   const keeper = keepTokenFresh(
     first,
     options,
     ctx,
     (token) => file.write(token),
     (line) => out.warn(line),
-    canRenew,
+    { follower, canRenew },
   );
   let server: { url: string; authorization: string; close(): Promise<void> } | undefined;
   try {
@@ -97,16 +108,26 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
         ? {}
         : { MMAUTH_TOKEN_URL: server.url, MMAUTH_TOKEN_URL_AUTHORIZATION: server.authorization }),
     });
-    ctx.setExitCode(await runChild(program, args, env));
+    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line)));
   } finally {
-    keeper.stop();
+    // A renewal in flight is waited for, so the pair it brings is stored, never lost (issue 30).
+    await keeper.stop();
     await server?.close();
     file.remove();
   }
 }
 
-/** Runs the child with the terminal as it is and forwards the signals; resolves with its exit code (128 + n for a signal). */
-async function runChild(program: string, args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+/**
+ * Runs the child with the terminal as it is and forwards the signals; resolves with its exit code
+ * (128 + n for a signal), or, as `env` and shells do, 127 for a command that cannot be found and
+ * 126 for one that cannot be run (said through `onError`).
+ */
+async function runChild(
+  program: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  onError: (line: string) => void,
+): Promise<number> {
   const { spawn } = await import('node:child_process');
   // While the child runs, signals are its: the process's own Ctrl-C handling steps aside.
   const saved = process.listeners('SIGINT');
@@ -118,10 +139,12 @@ async function runChild(program: string, args: string[], env: NodeJS.ProcessEnv)
   });
   const child = spawn(program, args, { stdio: 'inherit', env });
   try {
-    return await new Promise<number>((resolve, reject) => {
-      child.once('error', (error) =>
-        reject(new MmauthError('usage', `cannot run ${program}: ${error.message}`, { cause: error })),
-      );
+    return await new Promise<number>((resolve) => {
+      child.once('error', (error: NodeJS.ErrnoException) => {
+        const isMissing = error.code === 'ENOENT';
+        onError(`cannot run ${program}: ${isMissing ? 'command not found' : error.message}`);
+        resolve(isMissing ? 127 : 126);
+      });
       child.once('exit', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
     });
   } finally {

@@ -8,6 +8,7 @@ import type { TokenResponse } from '../oauth/parse.js';
 import type { AuthorizationResponses } from '../ui/authorization-responses.js';
 import { reportToken } from '../ui/token-report.js';
 import type { Profile } from '../store/profile.js';
+import { keptReplacedTokens } from '../grant/replaced-tokens.js';
 import { endReplacedGrant } from './shared/replaced-grant.js';
 import { startWaitIndicator } from '../ui/wait-indicator.js';
 import type { PastedLines } from '../ui/paste.js';
@@ -164,6 +165,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
         scope,
         redirectUri: redirect?.uri,
         token,
+        replacedTokens: keptReplacedTokens(current, { baseUrl: endpoints.baseUrl, clientId, token }, nowMs),
       }),
       intent,
     );
@@ -174,6 +176,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
       { ...options, clientId, clientSecret: clientSecret ?? askedSecret },
       ctx,
       out,
+      endpoints.baseUrl,
     );
     reportToken(out, token, profileName, nowMs, options.json === true, headline, { replaced });
   } finally {

@@ -10,6 +10,7 @@ import type { PendingLogin, Profile } from '../store/profile.js';
 import { formatInstant } from '../ui/format.js';
 import { reportToken } from '../ui/token-report.js';
 import { IMPLICIT_DEPRECATED } from './login-browser.js';
+import { keptReplacedTokens } from '../grant/replaced-tokens.js';
 import { endReplacedGrant } from './shared/replaced-grant.js';
 import type { LoginOptions } from './login.js';
 import { probe } from './login-offer.js';
@@ -194,12 +195,17 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
       clientSecret: givenSecret ?? credentialsFor(current, endpoints.baseUrl, pending.clientId)?.clientSecret,
       scope: pending.scope,
       token,
+      replacedTokens: keptReplacedTokens(
+        current,
+        { baseUrl: endpoints.baseUrl, clientId: pending.clientId, token },
+        nowMs,
+      ),
       pendingLogin: undefined,
     }),
     intent,
   );
   const headline = `Logged in to ${endpoints.baseUrl} (profile "${profileName}")${isImplicit ? ' with the implicit flow' : ''}`;
   const run = { ...options, clientId: pending.clientId, clientSecret };
-  const replaced = await endReplacedGrant(former, token, run, ctx, out);
+  const replaced = await endReplacedGrant(former, token, run, ctx, out, endpoints.baseUrl);
   reportToken(out, token, profileName, nowMs, options.json === true, headline, { replaced });
 }

@@ -4,6 +4,7 @@ import { requireTokenInfo } from '../oauth/token-info.js';
 import type { StoredToken } from '../store/profile.js';
 import { reportToken } from '../ui/token-report.js';
 import type { Profile } from '../store/profile.js';
+import { keptReplacedTokens } from '../grant/replaced-tokens.js';
 import { endReplacedGrant } from './shared/replaced-grant.js';
 import type { CommonOptions } from './shared/options.js';
 import { isVisibleWord } from '../util/visible-word.js';
@@ -74,12 +75,17 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
       baseUrl: endpoints.baseUrl,
       clientSecret: credentialsFor(current, endpoints.baseUrl)?.clientSecret,
       token,
+      replacedTokens: keptReplacedTokens(
+        current,
+        { baseUrl: endpoints.baseUrl, clientId: current.clientId, token },
+        nowMs,
+      ),
     }),
     intent,
   );
   const checked = options.verify ? ', checked with token info' : '';
   const headline = `Stored a personal access token for ${endpoints.baseUrl} (profile "${profileName}")${checked}`;
   const run = { ...options, clientId: former?.clientId ?? '', clientSecret: undefined };
-  const replaced = await endReplacedGrant(former, token, run, ctx, out);
+  const replaced = await endReplacedGrant(former, token, run, ctx, out, endpoints.baseUrl);
   reportToken(out, token, profileName, nowMs, options.json === true, headline, { replaced });
 }

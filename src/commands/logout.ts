@@ -11,6 +11,7 @@ import { grantEndFields, reportGrantEnd } from './shared/grant-end-report.js';
 import { resolveGrantTarget } from './shared/grant-target.js';
 import { openLocalTarget, requireProfile, resolveTarget, type LocalTarget } from './shared/target.js';
 import { isMmauthError } from '../errors.js';
+import { revokeReplacedTokens } from '../grant/replaced-tokens.js';
 
 /** Options of `mmauth logout`. */
 export interface LogoutOptions extends ClientOptions {
@@ -22,7 +23,14 @@ export interface LogoutOptions extends ClientOptions {
 
 /** The profile without its credentials (token, refresh token, client secret, pending login): its settings stay. */
 function forgetCredentials(current: Profile): Profile {
-  return { ...current, token: undefined, clientSecret: undefined, pendingLogin: undefined, chainToRetire: undefined };
+  return {
+    ...current,
+    token: undefined,
+    clientSecret: undefined,
+    pendingLogin: undefined,
+    chainToRetire: undefined,
+    replacedTokens: undefined,
+  };
 }
 
 /** Registers `mmauth logout`; the logic is runLogout. */
@@ -53,6 +61,8 @@ export interface LogoutResult {
   revoked: boolean;
   confirmed: boolean;
   already_invalid: boolean;
+  /** How many tokens mmauth had replaced without ending were revoked now (decisions 40). */
+  replaced_revoked: number;
   profile: string;
 }
 
@@ -73,20 +83,32 @@ export async function logOutProfile(
   requireProfile(local);
   const { profileName } = local;
   const token = local.profile?.token;
+  const replacedRevoked = await endReplacedTokens(options, ctx, local, out);
   if (token === undefined) {
     // Left out because its key is gone (--local-only reads with `lost: 'omit'`): stored, not usable.
     const listed = local.store.listOne(profileName);
-    const isLost = listed?.token !== undefined || listed?.hasClientSecret === true;
+    const hadSecret = listed?.hasClientSecret === true;
+    // Lost only where the file holds a sealed credential that could not be opened.
+    const isLost = listed?.token !== undefined || (hadSecret && local.profile?.clientSecret === undefined);
     await finish(local.store, profileName);
     if (isLost) {
       out.warn(
         `profile "${profileName}": its credentials are ${LOST_KEY}; forgotten here, not revoked (a token stays valid on the server until it expires)`,
       );
       out.instruct(`  run \`${nextStep(listed?.lastGrant, profileName)}\` to store them again`);
-    } else {
-      out.info(`Profile "${profileName}" has no stored token: nothing to log out (its stored secrets are forgotten).`);
+    } else if (hadSecret) {
+      out.info(`Profile "${profileName}" has no stored token: nothing to revoke; forgot the client secret.`);
+    } else if (replacedRevoked === 0) {
+      out.info(`Profile "${profileName}" has no stored token: nothing to log out.`);
     }
-    return { logged_out: isLost, revoked: false, confirmed: false, already_invalid: false, profile: profileName };
+    return {
+      logged_out: isLost || replacedRevoked > 0,
+      revoked: false,
+      confirmed: false,
+      already_invalid: false,
+      replaced_revoked: replacedRevoked,
+      profile: profileName,
+    };
   }
   let result: GrantEnd | undefined;
   let revokedToken = token.accessToken;
@@ -113,7 +135,38 @@ export async function logOutProfile(
   if (result !== undefined) reportGrantEnd(out, result, revokedToken, baseUrl);
   const fields =
     result === undefined ? { revoked: false, confirmed: false, already_invalid: false } : grantEndFields(result);
-  return { logged_out: true, ...fields, profile: profileName };
+  return { logged_out: true, ...fields, replaced_revoked: replacedRevoked, profile: profileName };
+}
+
+/**
+ * Ends the tokens the profile remembers as replaced and not ended (decisions 40: a client-credentials
+ * renewal's old token, a re-login's over one with no refresh token), before its credentials are
+ * forgotten; with --local-only they are only forgotten, said in one line. Returns how many the
+ * server revoked. Throws the first revocation failure, keeping everything (as endGrant's do).
+ */
+async function endReplacedTokens(
+  options: LogoutOptions,
+  ctx: AppContext,
+  local: LocalTarget,
+  out: Awaited<ReturnType<AppContext['output']>>,
+): Promise<number> {
+  const tokens = local.profile?.replacedTokens;
+  if (tokens === undefined || tokens.length === 0) return 0;
+  if (options.localOnly === true) {
+    out.warn(
+      `not revoking ${tokens.length} earlier token(s) mmauth had replaced (--local-only): they stay valid until they expire`,
+    );
+    return 0;
+  }
+  const target = await resolveTarget(options, ctx);
+  assertCredentialOrigin(local.profileName, target.profile, target.endpoints.baseUrl);
+  const { grant } = await resolveGrantTarget(options, ctx, target);
+  const { revoked, failure } = await revokeReplacedTokens(grant.server, grant.client, tokens);
+  if (failure !== undefined) throw failure;
+  out.info(
+    `Revoked ${revoked} earlier token(s) mmauth had replaced without ending (a client-credentials renewal or a new login leaves the old token live for programs that hold it).`,
+  );
+  return revoked;
 }
 
 /** Forgets the profile's credentials (token, refresh token, client secret, pending login, chain); its settings stay. */
@@ -146,8 +199,9 @@ async function runLogoutAll(options: LogoutOptions, ctx: AppContext): Promise<vo
   let firstFailure: unknown;
   for (const profile of store.names()) {
     try {
-      results.push(await logOutProfile({ ...options, profile }, ctx, forgetProfileCredentials));
-      out.success(`Logged out of profile "${profile}".`);
+      const result = await logOutProfile({ ...options, profile }, ctx, forgetProfileCredentials);
+      results.push(result);
+      if (result.logged_out) out.success(`Logged out of profile "${profile}".`);
     } catch (error) {
       firstFailure ??= error;
       const code = isMmauthError(error) ? error.code : 'unexpected';

@@ -61,17 +61,21 @@ export class RefreshTokens {
   }
 
   /**
-   * The first presentation of an access token retires the refresh token its pair replaced (refresh
-   * 3), whether or not the access token has expired or been revoked since (refresh 7: Doorkeeper
-   * looks the presented token up before it judges it).
+   * The first presentation of an access token retires the record its pair replaced (refresh 3),
+   * whether or not the access token has expired or been revoked since (refresh 7: Doorkeeper looks
+   * the presented token up before it judges it). That record is one pair (refresh 5), so its access
+   * token ends with it (Doorkeeper 5.5 `revoke_previous_refresh_token!` → `old_refresh_token&.revoke`):
+   * returns that access token for the caller to revoke, or undefined when nothing was retired.
    */
-  markUsed(accessToken: string): void {
+  markUsed(accessToken: string): string | undefined {
     const previous = this.#previousOf.get(accessToken);
-    if (previous === undefined) return;
+    if (previous === undefined) return undefined;
     this.#previousOf.delete(accessToken);
+    const retired = this.#byToken.get(previous);
     this.#remove(previous);
     const record = this.ofAccessToken(accessToken);
     if (record !== undefined) record.previous = undefined;
+    return retired?.accessToken;
   }
 
   /** Revokes a refresh token (and so the pair's record); undefined when there was none. */

@@ -188,11 +188,14 @@ export class EmulatorState {
   }
 
   /**
-   * A presented access token: its presentation retires the refresh token its pair replaced, live
-   * or not (server-behaviour.md refresh 7); returns it when it is live, else undefined.
+   * A presented access token: its presentation retires the pair it replaced, live or not
+   * (server-behaviour.md refresh 3 and 7): that refresh token and that access token both end.
+   * Returns the presented token when it is live, else undefined.
    */
   useToken(token: string): AccessTokenRecord | undefined {
-    this.refreshTokens.markUsed(token);
+    const previousAccessToken = this.refreshTokens.markUsed(token);
+    const previous = previousAccessToken === undefined ? undefined : this.tokens.get(previousAccessToken);
+    if (previous !== undefined) previous.revokedAtMs ??= this.nowMs();
     return this.findActiveToken(token);
   }
 

@@ -1,5 +1,5 @@
 import type { StoredToken } from '../store/profile.js';
-import { judgeStoredToken, secondsLeft } from '../store/token-state.js';
+import { judgeStoredToken } from '../store/token-state.js';
 
 /** The renewal margin's ceiling, in seconds: a token with less left than this (or half its lifetime) is stale. */
 const MARGIN_S = 60;
@@ -19,14 +19,23 @@ export function renewalMarginS(token: Pick<StoredToken, 'obtainedAt' | 'expiresA
 }
 
 /**
+ * When a token goes stale, in epoch ms: its expiry less renewalMarginS; undefined for no expiry.
+ * isFresh and exec's renewal timer both use it, so they never disagree (a timer that fires while
+ * the token still counts as fresh would re-arm at once).
+ */
+export function staleAtMs(token: Pick<StoredToken, 'obtainedAt' | 'expiresAt'>, minTtlS: number): number | undefined {
+  if (token.expiresAt === undefined) return undefined;
+  return Date.parse(token.expiresAt) - renewalMarginS(token, minTtlS) * 1000;
+}
+
+/**
  * Whether a token is fresh at `nowMs` (epoch ms): at least max(`minTtlS`, min(60 s, half its
- * issued lifetime)) left, so that a server issuing short tokens does not make every call renew
- * (decisions 7). A token with no expiry always is.
+ * issued lifetime)) left (staleAtMs, to the millisecond), so that a server issuing short tokens
+ * does not make every call renew (decisions 7). A token with no expiry always is.
  */
 export function isFresh(token: Pick<StoredToken, 'obtainedAt' | 'expiresAt'>, nowMs: number, minTtlS: number): boolean {
-  const leftS = secondsLeft(token, nowMs);
-  const lifetimeS = issuedLifetimeS(token);
-  if (leftS === undefined || lifetimeS === undefined) return true;
+  const at = staleAtMs(token, minTtlS);
+  if (at === undefined) return true;
   if (judgeStoredToken(token, nowMs) === 'expired') return false;
-  return leftS >= renewalMarginS(token, minTtlS);
+  return nowMs <= at;
 }

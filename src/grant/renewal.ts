@@ -10,6 +10,7 @@ import type { ProfileStore } from '../store/profile-store.js';
 import { judgeStoredToken } from '../store/token-state.js';
 import { retireChain, withoutRetired } from './chain.js';
 import { isSecretForClient } from './credential-binding.js';
+import { keptReplacedTokens } from './replaced-tokens.js';
 import { toStoredToken } from './token-record.js';
 
 export { isFresh } from './freshness.js';
@@ -58,6 +59,18 @@ export interface RenewalTarget {
   trace?: ((line: string) => void) | undefined;
   /** The server has already refused the access token (401 invalid_token): a refused refresh ends the grant. */
   isAccessTokenRefused?: boolean;
+  /**
+   * Gets the new token as soon as it is stored, before it is presented: on a rotating server the
+   * presentation ends the previous access token (server-behaviour.md, Refresh tokens 3), so whoever
+   * hands tokens out (exec's file and endpoint) switches first (decisions 39).
+   */
+  onStored?: ((token: StoredToken) => void) | undefined;
+  /**
+   * Ms to wait between onStored and the presentation, so that a reader that took the previous token
+   * just before the switch has used it (exec's hand-over; 0 for the commands, which hand out nothing
+   * before they return).
+   */
+  handOverMs?: number | undefined;
 }
 
 /** The transport of a renewal: the profile's endpoints, requests bounded below the lock's hold. */
@@ -110,8 +123,8 @@ async function isAccessTokenDead(
  * Renews the profile's token once across processes (single flight): under the store's lock it
  * re-reads the profile; if the access token differs from `seen`, another process renewed it and
  * that token is returned without a request. Otherwise it asks the server (RFC 6749 §6 or §4.4),
- * writes the new pair with its access token added to the profile's chain to retire, then presents
- * that token once (retireChain), so the refresh token it replaced is no longer honoured before this
+ * writes the new pair with its access token added to the profile's chain to retire, hands it to
+ * `target.onStored`, then presents that token once (retireChain), so the refresh token it replaced is no longer honoured before this
  * returns (server-behaviour.md, Refresh tokens 7; decisions 28); a presentation a kill or the
  * network cut short stays recorded for the next renewal, revoke or logout. A refresh token the
  * server refuses (invalid_grant) is dropped, with the access token too when that is dead
@@ -162,11 +175,24 @@ export async function renewToken(seen: StoredToken, target: RenewalTarget, ctx: 
         : next;
     const isRotated = kind === 'refresh_token' && next.refreshToken !== undefined;
     chain = [...(current.chainToRetire ?? []), ...(isRotated ? [next.accessToken] : [])];
-    return { ...current, token: renewed, chainToRetire: chain.length === 0 ? undefined : chain };
+    // A client-credentials renewal leaves the old token live (programs may hold it): remembered for logout (decisions 40).
+    const replacedTokens =
+      kind === 'client_credentials'
+        ? keptReplacedTokens(
+            current,
+            { baseUrl: current.baseUrl, clientId: current.clientId, token: renewed },
+            ctx.nowMs(),
+          )
+        : current.replacedTokens;
+    return { ...current, token: renewed, chainToRetire: chain.length === 0 ? undefined : chain, replacedTokens };
   });
   if (refused !== undefined) throw refused;
   if (renewed === undefined) throw cannotRenew(target.profileName);
-  if (server !== undefined && chain.length > 0) await settleChain(server, chain, target);
+  target.onStored?.(renewed);
+  if (server !== undefined && chain.length > 0) {
+    if ((target.handOverMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, target.handOverMs));
+    await settleChain(server, chain, target);
+  }
   return renewed;
 }
 

@@ -1,7 +1,14 @@
 import { TOKEN_ORIGINS } from '../oauth/wire.js';
 import { isRecord } from '../util/is-record.js';
 import { instant, word } from './stored-values.js';
-import type { CredentialStoreRecord, PendingLogin, Profile, StoredToken } from './profile.js';
+import {
+  decodeReplacedTokens,
+  encodeReplacedTokens,
+  type CredentialStoreRecord,
+  type PendingLogin,
+  type Profile,
+  type StoredToken,
+} from './profile.js';
 import { SECRET_FIELDS, type ProfileSecrets, type SealedSecrets, type SecretField } from './secrets.js';
 
 // The on-disk JSON form of a profile (snake_case keys): parsing, with sealed secrets opened or left
@@ -132,6 +139,7 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
       sealing.kind === 'omitted' ? undefined : parsePending(json.pending_login, `${where}.pending_login`, sealing),
     credentialStore: parseRecord(json),
     chainToRetire: splitChain(secretField(json, 'chainToRetire', where, sealing)),
+    replacedTokens: decodeReplacedTokens(secretField(json, 'replacedTokens', where, sealing)),
     token,
   };
 }
@@ -191,6 +199,7 @@ export function serializeProfile(
   put('redirect_uri', profile.redirectUri);
   put('last_grant', profile.token?.grant ?? profile.lastGrant);
   if (profile.chainToRetire?.length) put('chain_to_retire', secret(profile.chainToRetire.join(' ')));
+  put('replaced_tokens', secret(encodeReplacedTokens(profile.replacedTokens)));
   if (profile.credentialStore !== undefined) {
     put('credential_store', profile.credentialStore === 'keyring' ? 'keyring' : 'file');
     if (profile.credentialStore === 'fallback') put('credential_store_fallback', true);

@@ -11,7 +11,7 @@ import { createCredentialVault } from './credential-vault.js';
 import { keyringName, openOsKeyring } from './keyring.js';
 import { accessTokenRefOf, parseProfile, parseSealed, ProfileFormatError, serializeProfile } from './profile-json.js';
 import { listProfile } from './profile-listing.js';
-import { emptyProfile, type Profile } from './profile.js';
+import { emptyProfile, liveReplacedTokens, type Profile } from './profile.js';
 import { bindingOf } from './secrets.js';
 import type { ProfileStore, StoreLocation, WriteIntent } from './store-types.js';
 
@@ -151,7 +151,12 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       ref: accessTokenRefOf(raw),
       binding: bindingOf(name, current.baseUrl, current.clientId),
     };
-    const next = await change(current);
+    const changed = await change(current);
+    // Replaced tokens are kept only while they live (decisions 40).
+    const next =
+      changed?.replacedTokens === undefined
+        ? changed
+        : { ...changed, replacedTokens: liveReplacedTokens(changed.replacedTokens, Date.now()) };
     // A rename re-seals under the new name (the blob is bound to it); the current pointer follows it.
     if (newName !== name) all.delete(name);
     if (next === undefined) {

@@ -47,8 +47,55 @@ export interface Profile {
    * retires the refresh token it replaced (server-behaviour.md, Refresh tokens 7). Secrets.
    */
   chainToRetire?: string[] | undefined;
+  /**
+   * Access tokens mmauth replaced without ending them (a client-credentials renewal, a re-login over a
+   * token with no refresh token), kept while their lifetime lasts so that logout can end them
+   * (decisions 40). Secrets.
+   */
+  replacedTokens?: ReplacedToken[] | undefined;
   /** Where its credentials are kept; the store sets it at each write. */
   credentialStore?: CredentialStoreRecord | undefined;
+}
+
+/** A token mmauth replaced and did not end: live on the server until `expiresAt` (undefined: no expiry). */
+export interface ReplacedToken {
+  accessToken: string;
+  /** ISO 8601, or undefined for a token that never expires. */
+  expiresAt: string | undefined;
+}
+
+/** `tokens` without those expired at `nowMs` (epoch ms); undefined when none is left (decisions 40: dropped at each write). */
+export function liveReplacedTokens(
+  tokens: readonly ReplacedToken[] | undefined,
+  nowMs: number,
+): ReplacedToken[] | undefined {
+  const live = (tokens ?? []).filter((token) => token.expiresAt === undefined || Date.parse(token.expiresAt) > nowMs);
+  return live.length === 0 ? undefined : live;
+}
+
+/** The on-disk form of replaced tokens: `TOKEN!EPOCH_S` (or `TOKEN` for no expiry), space-separated; `!` is no token character (RFC 6750 §2.1). */
+export function encodeReplacedTokens(tokens: readonly ReplacedToken[] | undefined): string | undefined {
+  if (tokens === undefined || tokens.length === 0) return undefined;
+  return tokens
+    .map(({ accessToken, expiresAt }) =>
+      expiresAt === undefined ? accessToken : `${accessToken}!${Math.round(Date.parse(expiresAt) / 1000)}`,
+    )
+    .join(' ');
+}
+
+/** Reads encodeReplacedTokens' form; entries it cannot read are dropped. */
+export function decodeReplacedTokens(text: string | undefined): ReplacedToken[] | undefined {
+  const tokens = (text ?? '')
+    .split(' ')
+    .filter((entry) => entry !== '')
+    .flatMap((entry): ReplacedToken[] => {
+      const [accessToken = '', epochS] = entry.split('!');
+      if (accessToken === '') return [];
+      if (epochS === undefined) return [{ accessToken, expiresAt: undefined }];
+      const ms = Number(epochS) * 1000;
+      return Number.isFinite(ms) ? [{ accessToken, expiresAt: new Date(ms).toISOString() }] : [];
+    });
+  return tokens.length === 0 ? undefined : tokens;
 }
 
 /** An authorization request waiting for its response (two-step login): what `--complete` checks against. */
@@ -93,5 +140,6 @@ export function secretsOf(profile: Profile): ProfileSecrets {
     refreshToken: profile.token?.refreshToken,
     codeVerifier: profile.pendingLogin?.codeVerifier,
     chainToRetire: profile.chainToRetire?.length ? profile.chainToRetire.join(' ') : undefined,
+    replacedTokens: encodeReplacedTokens(profile.replacedTokens),
   };
 }

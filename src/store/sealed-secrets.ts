@@ -65,6 +65,7 @@ export function openSealed(sealed: SealedSecrets, binding: CredentialBinding, ke
       refreshToken: text('refreshToken'),
       codeVerifier: text('codeVerifier'),
       chainToRetire: text('chainToRetire'),
+      replacedTokens: text('replacedTokens'),
     };
   } catch {
     return undefined;

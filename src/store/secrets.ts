@@ -7,6 +7,8 @@ export interface ProfileSecrets {
   codeVerifier?: string | undefined;
   /** Access tokens still to present once, space-separated, to retire the refresh tokens they replaced. */
   chainToRetire?: string | undefined;
+  /** Tokens replaced without being ended (decisions 40), in encodeReplacedTokens' form. */
+  replacedTokens?: string | undefined;
 }
 
 /** The on-disk names of the sealed fields, also listed in the clear so that `status` needs no key. */
@@ -16,6 +18,7 @@ export const SECRET_FIELDS = {
   refreshToken: 'refresh_token',
   codeVerifier: 'code_verifier',
   chainToRetire: 'chain_to_retire',
+  replacedTokens: 'replaced_tokens',
 } as const satisfies Record<keyof ProfileSecrets, string>;
 export type SecretField = (typeof SECRET_FIELDS)[keyof typeof SECRET_FIELDS];
 

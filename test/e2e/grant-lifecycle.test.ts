@@ -249,7 +249,7 @@ describe('replacing a grant ends it', () => {
     expect(world.emulator.state.refreshTokens.size).toBe(0);
   });
 
-  it('a replaced client credentials token is left to expire (another job may use it), and the output says so', async () => {
+  it('a replaced client credentials token stays live (another job may use it), the output says so, and logout ends it (decisions 40)', async () => {
     const world = await startWorld();
     expect((await runCli(['client-credentials'], { env: world.env })).code).toBe(0);
     const old = config(world.configDir).profiles.default?.token?.access_token ?? '';
@@ -258,9 +258,17 @@ describe('replacing a grant ends it', () => {
     expect(JSON.parse(again.stdout).replaced).toEqual({ revoked: false, confirmed: false, reason: 'left_to_expire' });
     expect(summaryLines(again.stderr)).toEqual([]);
     expect(world.emulator.state.findActiveToken(old)).toBeDefined();
+    const second = config(world.configDir).profiles.default?.token?.access_token ?? '';
     const third = await runCli(['client-credentials', '--replace'], { env: world.env });
     expect(third.code, third.stderr).toBe(0);
-    expect(third.stderr).toContain('left to expire');
+    expect(third.stderr).toContain('stays live until');
+    expect(third.stderr).toContain('`mmauth logout` ends it');
+    expect(world.emulator.state.findActiveToken(second)).toBeDefined();
+    const logout = await runCli(['logout', '--json'], { env: world.env });
+    expect(logout.code, logout.stderr).toBe(0);
+    expect(JSON.parse(logout.stdout)).toMatchObject({ logged_out: true, revoked: true, replaced_revoked: 2 });
+    expect(world.emulator.state.findActiveToken(old)).toBeUndefined();
+    expect(world.emulator.state.findActiveToken(second)).toBeUndefined();
   });
 
   it('client-credentials --no-save replaces nothing: replaced is null', async () => {

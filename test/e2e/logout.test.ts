@@ -24,6 +24,7 @@ describe('mmauth logout over several profiles', () => {
       revoked: true,
       confirmed: true,
       already_invalid: false,
+      replaced_revoked: 0,
       profile: 'ci',
     });
     expect(emulator.requests.filter((r) => r.url === '/oauth2/revoke')).toHaveLength(1);

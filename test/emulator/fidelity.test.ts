@@ -674,7 +674,8 @@ describe('refresh tokens (server-behaviour.md, refresh tokens 1–6)', () => {
     const afterUse = await refreshWith(emulator, first.refresh_token);
     expect(afterUse.status).toBe(400);
     expect((await json(afterUse)).error).toBe('invalid_grant');
-    expect((await tokenInfo(emulator, first.access_token)).status).toBe(200);
+    // The old pair is one record (rule 5): its access token ended with its refresh token (rule 3).
+    expect((await tokenInfo(emulator, first.access_token)).status).toBe(401);
   });
 
   it('row 4: unknown refresh token 400 invalid_grant; wrong secret 401 invalid_client; refresh tokens off 400 unsupported_grant_type', async () => {
@@ -745,6 +746,25 @@ describe('the lifecycle rows (server-behaviour.md Refresh tokens 3, 5–7; Doork
     });
 
   it.each(FLAVORS)(
+    'rule 3: the previous access token works until the new one is first presented, then ends with its refresh token (%s)',
+    async (flavor) => {
+      const emulator = await startTestEmulator({ autoApprove: true, flavor });
+      const first = await pair(emulator);
+      const second = await json(await refreshWith(emulator, first.refresh_token));
+      // Doorkeeper 5.5: old token 200 → new token used → old token 401.
+      expect((await present(emulator, first.access_token)).status).toBe(200);
+      expect((await present(emulator, second.access_token)).status).toBe(200);
+      expect((await present(emulator, first.access_token)).status).toBe(401);
+      const me = await fetch(`${emulator.baseUrl}/api/me`, {
+        headers: { authorization: `Bearer ${first.access_token}` },
+      });
+      expect(me.status).toBe(401);
+      expect(me.headers.get('www-authenticate')).toMatch(/revoked/);
+      expect((await refreshWith(emulator, first.refresh_token)).status).toBe(400);
+    },
+  );
+
+  it.each(FLAVORS)(
     'rule 7: two renewals with no use in between leave the first link alive; presenting its successor retires it (%s)',
     async (flavor) => {
       const emulator = await startTestEmulator({ autoApprove: true, flavor });
@@ -755,7 +775,8 @@ describe('the lifecycle rows (server-behaviour.md Refresh tokens 3, 5–7; Doork
       expect((await refreshWith(emulator, second.refresh_token)).status).toBe(400);
       // RT1 waits for AT2's first presentation, which never came.
       expect(emulator.state.refreshTokens.lookUp(first.refresh_token)).toBeDefined();
-      expect((await present(emulator, second.access_token)).status).toBe(200);
+      // AT2's record ended when AT3 was presented (rule 3): 401, and RT1 retired all the same.
+      expect((await present(emulator, second.access_token)).status).toBe(401);
       expect(emulator.state.refreshTokens.lookUp(first.refresh_token)).toBeUndefined();
     },
   );

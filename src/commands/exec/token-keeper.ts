@@ -1,35 +1,61 @@
 import type { AppContext } from '../../context.js';
-import { isFresh, renewalMarginS } from '../../grant/freshness.js';
+import { isFresh, staleAtMs } from '../../grant/freshness.js';
 import type { StoredToken } from '../../store/profile.js';
 import { judgeStoredToken, secondsLeft } from '../../store/token-state.js';
 import { usableAccessToken, type UsableTokenOptions } from '../shared/usable-token.js';
+import type { ProfileFollower } from './profile-follower.js';
 import type { ServedToken } from './token-server.js';
 
 /** The longest wait between two tries of a failing renewal, in ms. */
 const MAX_BACKOFF_MS = 60_000;
+/** The shortest wait before a renewal timer fires again, in ms: never a busy loop (attacks N10). */
+const MIN_DELAY_MS = 250;
+/**
+ * Ms between storing a renewed token (the file and endpoint switch) and presenting it, which ends the
+ * previous one on a rotating server: a child that read the file just before the switch has used it by then.
+ */
+export const HAND_OVER_MS = 100;
+/** The shortest time between two repeated warnings of the same kind, in ms (attacks N6). */
+const WARNING_INTERVAL_MS = 30_000;
 
-/** Keeps an `exec` child's token valid: renews before it goes stale, and hands out a fresh one on demand. */
+/** Keeps an `exec` child's token valid: renews before it goes stale, follows the store, hands out the current one. */
 export interface TokenKeeper {
   /** The token now (as handed out last). */
   readonly accessToken: string;
-  /** A fresh token: the current one, or renewed first (one renewal however many callers wait). */
+  /**
+   * The token to hand out now: waits for a renewal in flight (the token it would end is never
+   * served), takes another process's renewal from the store, renews first when stale.
+   */
   fresh(): Promise<ServedToken>;
-  /** Stops the timers. */
-  stop(): void;
+  /** Stops the timers; waits for a renewal in flight so that the pair it brings is stored (bounded by --timeout). */
+  stop(): Promise<void>;
 }
 
-/** When `token` goes stale (the margin `token` uses: renewalMarginS), in epoch ms; undefined for no expiry. */
-function staleAtMs(token: StoredToken, minTtlS: number): number | undefined {
-  if (token.expiresAt === undefined) return undefined;
-  return Date.parse(token.expiresAt) - renewalMarginS(token, minTtlS) * 1000;
+/** What the keeper follows: the profile in the store (undefined for MMAUTH_TOKEN, which nothing renews). */
+export interface KeeperOptions {
+  follower?: ProfileFollower | undefined;
+  /** false for a profile that cannot renew: its token is kept until it expires. */
+  canRenew: boolean;
+}
+
+/** A warning sink that says each kind of line at most once per WARNING_INTERVAL_MS. */
+function rateLimited(onWarning: (line: string) => void, nowMs: () => number): (kind: string, line: string) => void {
+  const lastSaid = new Map<string, number>();
+  return (kind, line) => {
+    const at = lastSaid.get(kind);
+    if (at !== undefined && nowMs() - at < WARNING_INTERVAL_MS) return;
+    lastSaid.set(kind, nowMs());
+    onWarning(line);
+  };
 }
 
 /**
- * Starts keeping `first` (what usableAccessToken handed out) valid for an `exec` child: a timer
- * renews it through usableAccessToken (the same freshness rule and single flight across processes
- * as `token`) before it goes stale, and `onToken` gets each new one (the token file); a renewal that
- * fails is retried with backoff (1 s doubling to 60 s), with `onWarning`, while the token lasts.
- * A profile that cannot renew (`canRenew` false) keeps its token until it expires.
+ * Starts keeping `first` (what usableAccessToken handed out) valid for an `exec` child. A timer
+ * renews it through usableAccessToken (the same freshness rule, staleAtMs, and single flight across
+ * processes as `token`) before it goes stale; `onToken` gets each new token the moment it is stored,
+ * before it is first presented (decisions 39), and each token another process stored (the follower).
+ * A renewal that fails is retried with backoff (1 s doubling to 60 s) while the token lasts, with
+ * rate-limited warnings. A profile rebound to another origin or client stops the renewals (N11).
  */
 export function keepTokenFresh(
   first: { accessToken: string; stored: StoredToken | undefined },
@@ -37,14 +63,23 @@ export function keepTokenFresh(
   ctx: AppContext,
   onToken: (accessToken: string) => void,
   onWarning: (line: string) => void,
-  canRenew = true,
+  keeperOptions: KeeperOptions,
 ): TokenKeeper {
+  const { follower } = keeperOptions;
+  let canRenew = keeperOptions.canRenew;
   let current = first;
   let inFlight: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let backoffMs = 1_000;
   let isStopped = false;
+  let isRebound = false;
+  const warn = rateLimited(onWarning, () => ctx.nowMs());
 
+  const adopt = (token: StoredToken) => {
+    if (token.accessToken === current.accessToken) return;
+    current = { accessToken: token.accessToken, stored: token };
+    onToken(token.accessToken);
+  };
   const served = (): ServedToken => {
     const stored = current.stored;
     const leftS = stored === undefined ? undefined : secondsLeft(stored, ctx.nowMs());
@@ -56,15 +91,33 @@ export function keepTokenFresh(
   };
   const isCurrentFresh = () => current.stored === undefined || isFresh(current.stored, ctx.nowMs(), options.minTtl);
 
+  /** Takes what another process stored; says once when the profile stopped being this grant. */
+  const sync = async () => {
+    if (follower === undefined || isRebound) return;
+    const state = await follower.read().catch(() => undefined);
+    if (state?.kind === 'token') {
+      adopt(state.token);
+      schedule();
+    } else if (state?.kind === 'rebound') {
+      isRebound = true;
+      canRenew = false;
+      clearTimeout(timer);
+      onWarning(
+        'the profile was removed, renamed or pointed at another server or client: exec stops renewing; the child keeps the current token until it expires',
+      );
+    } else if (state?.kind === 'no_token') {
+      warn('no_token', "the profile's token was removed (logout or revoke): the child's token may no longer work");
+    }
+  };
+
   const renew = () =>
     (inFlight ??= (async () => {
       try {
-        const choice = await usableAccessToken(options, ctx, onWarning);
-        if (choice.accessToken !== current.accessToken) onToken(choice.accessToken);
-        current = { accessToken: choice.accessToken, stored: choice.stored };
+        const choice = await usableAccessToken(options, ctx, (line) => warn('renewal', line), adopt, HAND_OVER_MS);
+        if (choice.stored !== undefined) adopt(choice.stored);
         if (isCurrentFresh()) backoffMs = 1_000;
       } catch (error) {
-        onWarning(`could not renew the token: ${error instanceof Error ? error.message : String(error)}`);
+        warn('renewal', `could not renew the token: ${error instanceof Error ? error.message : String(error)}`);
       } finally {
         inFlight = undefined;
         schedule();
@@ -79,30 +132,44 @@ export function keepTokenFresh(
     if (isCurrentFresh()) {
       const at = staleAtMs(stored, options.minTtl);
       if (at === undefined) return;
-      timer = setTimeout(() => void renew(), Math.max(0, at - ctx.nowMs()));
+      timer = setTimeout(() => void renew(), Math.max(MIN_DELAY_MS, at - ctx.nowMs()));
       return;
     }
     // Still stale after a try: again after a while, as long as the token lasts.
     if (judgeStoredToken(stored, ctx.nowMs()) === 'expired') {
-      onWarning('the token has expired and could not be renewed; trying again every minute');
+      warn('expired', 'the token has expired and could not be renewed; trying again every minute');
       backoffMs = MAX_BACKOFF_MS;
     }
-    timer = setTimeout(() => void renew(), backoffMs);
+    timer = setTimeout(() => void renew(), Math.max(MIN_DELAY_MS, backoffMs));
     backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
   };
 
+  let syncing: Promise<void> | undefined;
+  const startSync = () =>
+    (syncing ??= sync().finally(() => {
+      syncing = undefined;
+    }));
+  // During its own renewal the keeper already has the token it stores (onStored).
+  follower?.onChange(() => {
+    if (inFlight === undefined) void startSync();
+  });
   schedule();
   return {
     get accessToken() {
       return current.accessToken;
     },
     async fresh() {
-      if (!isCurrentFresh()) await renew();
+      if (inFlight !== undefined) await inFlight;
+      if (follower?.hasChanged() === true) void startSync();
+      if (syncing !== undefined) await syncing;
+      if (canRenew && !isCurrentFresh()) await renew();
       return served();
     },
-    stop() {
+    async stop() {
       isStopped = true;
       clearTimeout(timer);
+      follower?.close();
+      if (inFlight !== undefined) await inFlight;
     },
   };
 }

@@ -1,6 +1,8 @@
 import type { AppContext } from '../../context.js';
 import { isSecretForClient } from '../../grant/credential-binding.js';
 import { endGrant } from '../../grant/end-grant.js';
+import { revokeReplacedTokens } from '../../grant/replaced-tokens.js';
+import { bindingOf } from '../../store/secrets.js';
 import { resolveEndpoints } from '../../oauth/endpoints.js';
 import type { Profile, StoredToken } from '../../store/profile.js';
 import type { Output } from '../../ui/output.js';
@@ -24,12 +26,22 @@ function secretOf(replaced: Profile, run: ReplacingRun): string | undefined {
   return replaced.clientId === run.clientId ? run.clientSecret : undefined;
 }
 
+/** Whether the replacing run binds the profile to the same origin and client as before. */
+function isSameBinding(replaced: Profile, run: ReplacingRun, baseUrl: string | undefined): boolean {
+  const was = bindingOf('', replaced.baseUrl, replaced.clientId);
+  const now = bindingOf('', baseUrl, run.clientId === '' ? replaced.clientId : run.clientId);
+  return was.origin === now.origin && was.clientId === now.clientId;
+}
+
 /**
  * After a new token is stored in place of `replaced`'s (login in any flow, `login --with-token`,
  * `client-credentials --replace`), ends the replaced grant when it has a refresh token or never
  * expires (endGrant, at the origin it belongs to, with its own client), and says so; another
- * access token is left to expire (another process may be using it), a personal token only
- * forgotten. Never throws: a grant that could not be ended is reported with the reason.
+ * access token stays live (another process may be using it) and is remembered in the profile for
+ * logout (keptReplacedTokens, decisions 40), unless the profile was rebound to another origin or
+ * client (`baseUrl`: the one the new token is bound to), when it and the tokens the profile had
+ * remembered are ended now. A personal token is only forgotten. Never throws: a grant that could
+ * not be ended is reported with the reason.
  */
 export async function endReplacedGrant(
   replaced: Profile | undefined,
@@ -37,6 +49,7 @@ export async function endReplacedGrant(
   run: ReplacingRun,
   ctx: AppContext,
   out: Output,
+  baseUrl = replaced?.baseUrl,
 ): Promise<ReplacedJson> {
   const old = replaced?.token;
   if (replaced === undefined || old === undefined || old.accessToken === next.accessToken) return null;
@@ -46,8 +59,12 @@ export async function endReplacedGrant(
     );
     return { revoked: false, confirmed: false, reason: 'personal_token' };
   }
-  if (old.refreshToken === undefined && old.expiresAt !== undefined) {
-    out.info(`  The token it replaced is left to expire (${old.expiresAt}): another process may still be using it.`);
+  const isRebound =
+    replaced.baseUrl !== undefined && next.accessToken !== old.accessToken && !isSameBinding(replaced, run, baseUrl);
+  if (old.refreshToken === undefined && old.expiresAt !== undefined && !isRebound) {
+    out.info(
+      `  The token it replaced stays live until ${old.expiresAt} (another process may still be using it); \`mmauth logout\` ends it.`,
+    );
     return { revoked: false, confirmed: false, reason: 'left_to_expire' };
   }
   try {
@@ -58,6 +75,12 @@ export async function endReplacedGrant(
     const server = { endpoints, fetch: ctx.http(run.timeout * 1000, trace).fetch };
     const client = { clientId: replaced.clientId, clientSecret: secretOf(replaced, run) };
     const target = { server, client, timeoutSeconds: run.timeout, trace };
+    if (isRebound) {
+      // Rebound to another server or client: what it had replaced is ended at its own origin now (decisions 40).
+      const { revoked, failure } = await revokeReplacedTokens(server, client, replaced.replacedTokens);
+      if (failure !== undefined) throw failure;
+      if (revoked > 0) out.info(`  Revoked ${revoked} earlier token(s) it had replaced.`);
+    }
     const { result, accessToken } = await endGrant(old, target, ctx, (line) => out.info(`  ${line}`));
     const fields = grantEndFields(result);
     out.info(`  The grant it replaced: ${grantEndSentence(result, accessToken, endpoints.baseUrl)}.`);

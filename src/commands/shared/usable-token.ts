@@ -58,13 +58,16 @@ async function freshSealedToken(
  * first when it is stale (isFresh) and can be (renewToken, one request across processes), unless
  * `renew` is false. A fresh token costs no request and loads no network module. When a renewal
  * fails on the network or the server while the token has not expired, the token is handed out
- * with `onWarning`. Throws what selectAccessToken and renewToken throw, and
+ * with `onWarning`. `onStored` gets a renewed token before it is first presented (RenewalTarget).
+ * Throws what selectAccessToken and renewToken throw, and
  * `token_lifetime_too_short` when the server's own lifetime cannot meet --min-ttl.
  */
 export async function usableAccessToken(
   options: UsableTokenOptions,
   ctx: AppContext,
   onWarning: (line: string) => void,
+  onStored?: (token: StoredToken) => void,
+  handOverMs?: number,
 ): Promise<AccessTokenChoice & { profileName: string }> {
   const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
   if (!ctx.env.MMAUTH_TOKEN?.trim()) {
@@ -85,7 +88,8 @@ export async function usableAccessToken(
   let renewed: StoredToken;
   try {
     const trace = await traceFor(options, ctx);
-    renewed = await renewToken(token, { profileName, store: local.store, timeoutSeconds: options.timeout, trace }, ctx);
+    const target = { profileName, store: local.store, timeoutSeconds: options.timeout, trace, onStored, handOverMs };
+    renewed = await renewToken(token, target, ctx);
   } catch (error) {
     if (!isPassingFailure(error) || judgeStoredToken(token, ctx.nowMs()) === 'expired') throw error;
     onWarning(
