@@ -199,6 +199,11 @@ export class EmulatorState {
     return this.findActiveToken(token);
   }
 
+  /** Every access token that is live now (neither expired nor revoked), for tests of what a client left behind. */
+  liveTokens(): AccessTokenRecord[] {
+    return [...this.tokens.keys()].flatMap((token) => this.findActiveToken(token) ?? []);
+  }
+
   /** Any access token record still in memory, expired or not (revocation looks at expiry itself). */
   findToken(token: string): AccessTokenRecord | undefined {
     return this.tokens.get(token);

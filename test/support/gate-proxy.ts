@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
 
 /** What the gate does with a request it matches: pass it on, cut the connection, or hold it unanswered. */
-export type GateMode = 'pass' | 'cut' | 'hold';
+export type GateMode = 'pass' | 'cut' | 'hold' | { delayMs: number };
 
 /**
  * A reverse proxy on 127.0.0.1 port 0 in front of a server (the emulator), for tests of what a
@@ -60,6 +60,12 @@ export async function startGateProxy(targetBaseUrl: string): Promise<GateProxy> 
     }
     if (mode === 'hold') {
       held.add(res);
+      return;
+    }
+    if (typeof mode === 'object') {
+      // Forwarded after the delay: the server answers late, as a slow network or server would.
+      const timer = setTimeout(() => forward(req, res), mode.delayMs);
+      res.on('close', () => clearTimeout(timer));
       return;
     }
     forward(req, res);
