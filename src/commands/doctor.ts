@@ -10,7 +10,8 @@ import {
   checkTokenEndpoint,
   type Check,
 } from './shared/doctor-checks.js';
-import { checkAuthorization, checkStoredToken } from './shared/doctor-grant-checks.js';
+import { checkAuthorization, checkClientSecret, checkStoredToken } from './shared/doctor-grant-checks.js';
+import { isSecretForClient } from '../grant/credential-binding.js';
 import type { Profile } from '../store/profile.js';
 import { MAX_TIMER_SECONDS, parseSeconds, type LocalOptions } from './shared/options.js';
 import { checkKeyring } from './shared/doctor-keyring.js';
@@ -100,6 +101,11 @@ export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promis
       const clientId = pickSetting(options.clientId, ctx.env.MMAUTH_CLIENT_ID, settings?.clientId);
       const scope = settings?.scope ?? DEFAULT_SCOPE;
       checks.push(await checkAuthorization(server, listedGrant(settings, listed), clientId, scope));
+      const storedSecret =
+        settings !== undefined && isSecretForClient(settings, clientId) ? settings?.clientSecret : undefined;
+      checks.push(
+        await checkClientSecret(server, clientId, pickSetting(undefined, ctx.env.MMAUTH_CLIENT_SECRET, storedSecret)),
+      );
       const isSameServer =
         settings?.baseUrl === undefined || new URL(settings.baseUrl).origin === new URL(base.endpoints.baseUrl).origin;
       // The stored token goes only to its own server; a keyring that cannot open it is the keyring check's finding.

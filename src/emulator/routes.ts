@@ -3,6 +3,7 @@ import { readCappedBody } from '../util/read-capped-body.js';
 import { authorizeGet, authorizePost, signIn } from './endpoints/authorize.js';
 import type { EmulatorFlavor, EndpointContext, EndpointHandler } from './endpoints/context.js';
 import { apiEcho, apiMe } from './endpoints/api.js';
+import { introspectEndpoint } from './endpoints/introspect.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
 import { tokenInfoEndpoint } from './endpoints/token-info.js';
 import { tokenEndpoint } from './endpoints/token.js';
@@ -59,6 +60,7 @@ const ROUTES: Readonly<Record<string, EndpointHandler>> = {
   'POST /oauth2/token': tokenEndpoint,
   'GET /oauth2/token/info': tokenInfoEndpoint,
   'POST /oauth2/revoke': revokeEndpoint,
+  'POST /oauth2/introspect': introspectEndpoint,
   'GET /api/me': apiMe,
   'GET /api/echo': apiEcho,
   'POST /api/echo': apiEcho,

@@ -8,6 +8,8 @@ export interface Endpoints {
   token: URL;
   tokenInfo: URL;
   revoke: URL;
+  /** Token introspection (RFC 7662; Doorkeeper's, not in the spec): doctor proves a client secret there. */
+  introspect: URL;
 }
 
 /**
@@ -59,5 +61,6 @@ export function resolveEndpoints(baseUrl: string): Endpoints {
     token: new URL(`${base}/oauth2/token`),
     tokenInfo: new URL(`${base}/oauth2/token/info`),
     revoke: new URL(`${base}/oauth2/revoke`),
+    introspect: new URL(`${base}/oauth2/introspect`),
   };
 }

@@ -2,7 +2,7 @@
  * `mmauth doctor`: every check with its verdict and fix; exit 0 with warnings alone, 1 when a
  * check failed; never a secret in its output.
  */
-import { chmodSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
@@ -52,6 +52,49 @@ describe('mmauth doctor tells the truth (each profile kind)', () => {
     expect(token?.detail).toContain('ended on the server');
     expect(emulator.requests.slice(before).some((request) => request.body.includes('refresh_token'))).toBe(false);
   });
+
+  it('an ended grant whose token has expired here: a warning that it cannot tell, naming mmauth refresh; never ok, no refresh token spent', async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5' });
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' });
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    emulator.state.revokeToken(storedAccessToken(configDir));
+    const path = join(configDir, 'config.json');
+    const config = JSON.parse(readFileSync(path, 'utf8'));
+    config.profiles.default.token.obtained_at = new Date(Date.now() - 7_300_000).toISOString();
+    config.profiles.default.token.expires_at = new Date(Date.now() - 100_000).toISOString();
+    writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
+    const before = emulator.requests.length;
+    const result = await runCli(['doctor', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    expect(result.code, result.stderr).toBe(0);
+    const token = (JSON.parse(result.stdout) as DoctorDocument).checks.find((check) => check.name === 'token');
+    expect(token).toMatchObject({ status: 'warn', fix: expect.stringContaining('mmauth refresh') });
+    expect(token?.detail).toContain('cannot be told without spending it');
+    expect(emulator.requests.slice(before).some((request) => request.body.includes('refresh_token'))).toBe(false);
+  });
+
+  it.each([
+    ['doorkeeper5', 'fail', 1],
+    ['spec', 'skip', 0],
+  ] as const)(
+    'a client secret the server no longer accepts (%s): introspection proves it (%s, exit %s); a server without it skips the check',
+    async (flavor, status, code) => {
+      const emulator = await startTestEmulator({ flavor });
+      const configDir = makeConfigDir();
+      expect((await runCli(['client-credentials'], { env: emulator.env(configDir) })).code).toBe(0);
+      const env = { MMAUTH_CONFIG_DIR: configDir };
+      const good = JSON.parse((await runCli(['doctor', '--json'], { env })).stdout) as DoctorDocument;
+      expect(statusOf(good, 'client secret')).toBe(flavor === 'spec' ? 'skip' : 'ok');
+      const client = emulator.state.clients.get(emulator.client.clientId);
+      if (client !== undefined) client.clientSecret = 'rotated-on-the-server';
+      const result = await runCli(['doctor', '--json'], { env });
+      expect(result.code, result.stderr).toBe(code);
+      const check = (JSON.parse(result.stdout) as DoctorDocument).checks.find((c) => c.name === 'client secret');
+      expect(check?.status).toBe(status);
+      if (status === 'fail') expect(check?.fix).toContain('MMAUTH_CLIENT_SECRET');
+      expect(result.stdout + result.stderr).not.toContain(emulator.client.clientSecret);
+    },
+  );
 
   it('a base URL with a wrong path (the token endpoint answers 404): fail naming the base URL and its path, exit 1', async () => {
     const { emulator, env } = await profileOnEmulator();

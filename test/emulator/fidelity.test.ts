@@ -927,3 +927,29 @@ describe('the lifecycle rows (server-behaviour.md Refresh tokens 3, 5–7; Doork
     },
   );
 });
+
+describe('token introspection (RFC 7662), as Doorkeeper 5.5 serves it: doorkeeper5 only', () => {
+  const introspect = (emulator: TestEmulator, token: string, secret: string) =>
+    fetch(`${emulator.baseUrl}/oauth2/introspect`, {
+      method: 'POST',
+      body: new URLSearchParams({ token, client_id: emulator.client.clientId, client_secret: secret }),
+    });
+
+  it('the client authenticates; its live token is active, a dead or unknown one is not; a wrong secret is 401 invalid_client; the spec flavor has none (404)', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5', tokenTtlS: 60 });
+    const pair = await json(await tokenRequest(emulator, codeExchange(emulator, await obtainCode(emulator))));
+    const live = await introspect(emulator, pair.access_token, emulator.client.clientSecret);
+    expect(live.status).toBe(200);
+    expect(await json(live)).toMatchObject({ active: true, client_id: emulator.client.clientId, scope: 'service' });
+    expect(await json(await introspect(emulator, 'unknown', emulator.client.clientSecret))).toEqual({ active: false });
+    const refused = await introspect(emulator, pair.access_token, 'wrong');
+    expect(refused.status).toBe(401);
+    expect((await json(refused)).error).toBe('invalid_client');
+    emulator.advanceSeconds(120);
+    expect(await json(await introspect(emulator, pair.access_token, emulator.client.clientSecret))).toEqual({
+      active: false,
+    });
+    const spec = await startTestEmulator({ autoApprove: true });
+    expect((await introspect(spec, 'x', spec.client.clientSecret)).status).toBe(404);
+  });
+});

@@ -3,6 +3,7 @@ import { renewalOf } from '../../grant/renewal.js';
 import { createAuthorizationRequest } from '../../oauth/authorization-code.js';
 import { probeAuthorizationEndpoint } from '../../oauth/authorization-probe.js';
 import type { ServerConfiguration } from '../../oauth/server-configuration.js';
+import { checkClientCredentials } from '../../oauth/introspection.js';
 import { lookUpTokenInfo } from '../../oauth/token-info.js';
 import type { Profile } from '../../store/profile.js';
 import { judgeStoredToken } from '../../store/token-state.js';
@@ -61,6 +62,34 @@ export async function checkAuthorization(
 }
 
 /**
+ * The client secret, proven by one introspection request (checkClientCredentials; RFC 7662, which
+ * Doorkeeper 5.5 serves and authenticates the client at): refused fails with the fix; a server
+ * without introspection (404) or a client with no secret at hand is skipped with the reason.
+ */
+export async function checkClientSecret(
+  server: ServerConfiguration,
+  clientId: string | undefined,
+  clientSecret: string | undefined,
+): Promise<Check> {
+  if (clientId === undefined || clientSecret === undefined)
+    return skip('client secret', 'no client secret to check (a public client, or none stored)');
+  try {
+    const result = await checkClientCredentials(server, { clientId, clientSecret });
+    if (result === 'no_introspection')
+      return skip('client secret', 'the server has no introspection endpoint (404) to prove it with');
+    if (result === 'refused')
+      return fail(
+        'client secret',
+        `the server refuses client ${clientId} with this secret (invalid_client)`,
+        'set the current secret: MMAUTH_CLIENT_SECRET, or mmauth login --client-secret-file FILE (or client-credentials) to store it',
+      );
+    return ok('client secret', `accepted for client ${clientId} (introspection)`);
+  } catch (error) {
+    return warn('client secret', `could not be checked: ${why(error)}`, 'see the checks above');
+  }
+}
+
+/**
  * The stored token, asked of token info (never renewed, no refresh token spent: decisions 28):
  * active with its lifetime and scopes; a token the server refuses while its expiry says valid
  * fails ("ended on the server"), its fix `mmauth refresh`, which renews or says to log in.
@@ -87,9 +116,16 @@ export async function checkStoredToken(
             : `mmauth refresh${profileName === 'default' ? '' : ` --profile ${profileName}`} (renews, or says to sign in again)`;
         return fail('token', 'ended on the server: token info refuses it though its expiry says valid', fix);
       }
-      return renewal === 'none'
-        ? fail('token', 'expired; it cannot be renewed', nextStep(profile.lastGrant, profileName))
-        : ok('token', `expired; the next token, header or api renews it with its ${renews}`);
+      if (renewal === 'none')
+        return fail('token', 'expired; it cannot be renewed', nextStep(profile.lastGrant, profileName));
+      if (renewal === 'client_credentials')
+        return ok('token', 'expired; the next token, header or api gets a new one with the client secret');
+      // Token info and introspection judge the expired record alike for a live and an ended grant (decisions 41).
+      return warn(
+        'token',
+        'expired; whether the server still honours its refresh token cannot be told without spending it',
+        `mmauth refresh${profileName === 'default' ? '' : ` --profile ${profileName}`} (renews, or says to sign in again)`,
+      );
     }
     const left =
       result.info.expiresInSeconds === null ? 'no expiry' : `${formatDuration(result.info.expiresInSeconds)} left`;
