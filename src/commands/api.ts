@@ -6,7 +6,8 @@ import { parseChallengeError } from '../oauth/describe-error.js';
 import { writeApiAnswer } from '../ui/api-output.js';
 import { buildApiRequest, type ApiRequest } from './shared/api-request.js';
 import { profileFlag } from './shared/next-step.js';
-import { MAX_TIMER_SECONDS, parseSeconds } from './shared/options.js';
+import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP } from './shared/options.js';
+import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { renewalOf, renewToken } from '../grant/renewal.js';
 import { isVerbose, pickSetting } from './shared/settings.js';
 import { openLocalTarget, requireProfile } from './shared/target.js';
@@ -24,6 +25,8 @@ export interface ApiOptions {
   include?: boolean;
   silent?: boolean;
   profile?: string;
+  /** The service's base URL for this run (decisions 5: it must be the origin the credentials are bound to). */
+  baseUrl?: string;
   timeout: number;
   verbose?: boolean;
   /** false with --no-renew. */
@@ -56,7 +59,8 @@ export function registerApi(program: Command, ctx: AppContext): void {
     )
     .option('-i, --include', 'print the status line and response header fields before the body')
     .option('--silent', 'print no body')
-    .option('--profile <name>', 'profile to use (env MMAUTH_PROFILE; default "default")')
+    .option('--profile <name>', PROFILE_HELP)
+    .option('--base-url <url>', "service base URL (env MMAUTH_BASE_URL; default: the profile's)")
     .option('--timeout <seconds>', 'bound on each request', parseSeconds(1, MAX_TIMER_SECONDS), 30)
     .option('--no-renew', 'never renew the token (no request but this one)')
     .option('--verbose', 'trace the exchange (the token redacted), status and timing on stderr')
@@ -94,7 +98,9 @@ export async function runApi(target: string, options: ApiOptions, ctx: AppContex
   const out = await ctx.output();
   const local = await openLocalTarget(options, ctx);
   if (!ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
-  const given = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, local.profile?.baseUrl);
+  const given = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, local.profile?.baseUrl);
+  // A stored token goes only to its own origin (decisions 5); a token given for this run may go to the URL given.
+  if (!ctx.env.MMAUTH_TOKEN?.trim()) assertCredentialOrigin(local.profileName, local.profile, options.baseUrl);
   if (given === undefined) {
     throw new MmauthError('no_base_url', 'no base URL', {
       hint: `log in first, or set MMAUTH_BASE_URL${profileFlag(local.profileName)}`,

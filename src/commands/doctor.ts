@@ -13,7 +13,7 @@ import {
 import { checkAuthorization, checkClientSecret, checkStoredToken } from './shared/doctor-grant-checks.js';
 import { isSecretForClient } from '../grant/credential-binding.js';
 import type { Profile } from '../store/profile.js';
-import { MAX_TIMER_SECONDS, parseSeconds, type LocalOptions } from './shared/options.js';
+import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP, type LocalOptions } from './shared/options.js';
 import { checkKeyring } from './shared/doctor-keyring.js';
 import { isVerbose, pickSetting } from './shared/settings.js';
 import { describeSelection, selectProfile } from './shared/profile-selection.js';
@@ -37,7 +37,7 @@ export function registerDoctor(program: Command, ctx: AppContext): void {
     .description(
       'check the config, the server, the client registration, the stored token, the clock and the browser; each with its fix',
     )
-    .option('--profile <name>', 'profile to check (env MMAUTH_PROFILE; default "default")')
+    .option('--profile <name>', PROFILE_HELP)
     .option('--base-url <url>', "service base URL (env MMAUTH_BASE_URL; default: the profile's)")
     .option('--client-id <id>', "client id (env MMAUTH_CLIENT_ID; default: the profile's)")
     .option('--timeout <seconds>', 'bound on each request', parseSeconds(1, MAX_TIMER_SECONDS), 10)

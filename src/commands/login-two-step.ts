@@ -1,11 +1,13 @@
 import type { AppContext } from '../context.js';
-import { MmauthError } from '../errors.js';
+import { hasErrorCode, MmauthError } from '../errors.js';
 import {
   createAuthorizationRequest,
   exchangeAuthorizationCode,
   validateAuthorizationResponse,
 } from '../oauth/authorization-code.js';
 import type { TokenResponse } from '../oauth/parse.js';
+import type { ServerConfiguration } from '../oauth/server-configuration.js';
+import { lookUpTokenInfo } from '../oauth/token-info.js';
 import type { PendingLogin, Profile } from '../store/profile.js';
 import { formatInstant } from '../ui/format.js';
 import { reportToken } from '../ui/token-report.js';
@@ -18,7 +20,8 @@ import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
 import { profileFlag } from './shared/next-step.js';
 import { prepareStoring } from './shared/credential-storage.js';
 import { resolveLoginSettings } from './shared/login-settings.js';
-import { findClientSecret } from './shared/settings.js';
+import { SECRET_SOURCES } from './shared/failure-hints.js';
+import { askClientSecret, findClientSecret } from './shared/settings.js';
 import { requireProfile, resolveTarget } from './shared/target.js';
 import { toStoredToken } from '../grant/token-record.js';
 
@@ -59,10 +62,10 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
     ctx.random,
   );
   ctx.secrets.remember(request.codeVerifier);
-  if (options.probe) {
-    const secret = await findClientSecret(options, ctx, { ...target, profile: usable });
-    await probe(target.server, request, { clientId, clientSecret: secret }, out);
-  }
+  const secret = await findClientSecret(options, ctx, { ...target, profile: usable, clientId });
+  if (options.probe) await probe(target.server, request, { clientId, clientSecret: secret }, out);
+  // A secret given now (not the stored one) goes with the pending login, sealed like its verifier.
+  const givenSecret = secret !== undefined && secret !== usable?.clientSecret ? secret : undefined;
   const expiresAt = new Date(ctx.nowMs() + PENDING_TTL_MS).toISOString();
   const pending: PendingLogin = {
     url: request.url.href,
@@ -71,6 +74,7 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
     redirectUri,
     responseType,
     clientId,
+    clientSecret: givenSecret,
     scope,
     expiresAt,
   };
@@ -166,22 +170,49 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
   const isImplicit = pending.responseType === 'token';
   const origin = isImplicit ? 'implicit' : 'authorization_code';
   assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
-  const usable = credentialsFor(profile, endpoints.baseUrl);
+  // A stored secret goes only with the client id it was stored for (attacks N20): the pending login's.
+  const usable = credentialsFor(profile, endpoints.baseUrl, pending.clientId);
   // A secret given to login is stored (sealed) whatever the flow; the implicit flow never sends it.
-  const givenSecret = await findClientSecret(options, ctx, { ...target, profile: usable });
-  const clientSecret = isImplicit ? undefined : givenSecret;
+  const givenSecret =
+    (await findClientSecret(options, ctx, { ...target, profile: usable, clientId: pending.clientId })) ??
+    pending.clientSecret;
+  let clientSecret = isImplicit ? undefined : givenSecret;
   let response: TokenResponse;
   if (isImplicit) {
     const implicit = await import('../oauth/implicit.js');
     response = implicit.parseImplicitAuthorizationResponse(endpoints, implicit.implicitParameters(url), pending.state);
   } else {
     const parameters = await validateAuthorizationResponse(endpoints, pending.clientId, url.searchParams, request);
-    response = await exchangeAuthorizationCode(
-      target.server,
-      { clientId: pending.clientId, clientSecret },
-      parameters,
-      request,
-    );
+    const exchange = (secret: string | undefined) =>
+      exchangeAuthorizationCode(
+        target.server,
+        { clientId: pending.clientId, clientSecret: secret },
+        parameters,
+        request,
+      );
+    try {
+      response = await exchange(clientSecret);
+    } catch (error) {
+      // A confidential client refused without its secret: asked on a terminal, as one-step login does (the code is not burnt).
+      if (
+        clientSecret !== undefined ||
+        !hasErrorCode(error, 'token_endpoint_error') ||
+        error.oauthError !== 'invalid_client'
+      )
+        throw error;
+      if (!ctx.prompter.canPrompt) {
+        throw new MmauthError(
+          'client_secret_required',
+          `${pending.clientId} is a confidential client: the code exchange needs its secret at --complete`,
+          { cause: error, hint: `give it to --complete: ${SECRET_SOURCES}` },
+        );
+      }
+      out.warn(
+        `${endpoints.baseUrl} refused the exchange without a client secret: ${pending.clientId} is a confidential client`,
+      );
+      clientSecret = await askClientSecret(ctx);
+      response = await exchange(clientSecret);
+    }
   }
   const nowMs = ctx.nowMs();
   const token = toStoredToken(response, origin, nowMs, pending.scope);
@@ -192,7 +223,8 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
       ...(former = current),
       baseUrl: endpoints.baseUrl,
       clientId: pending.clientId,
-      clientSecret: givenSecret ?? credentialsFor(current, endpoints.baseUrl, pending.clientId)?.clientSecret,
+      clientSecret:
+        clientSecret ?? givenSecret ?? credentialsFor(current, endpoints.baseUrl, pending.clientId)?.clientSecret,
       scope: pending.scope,
       token,
       replacedTokens: keptReplacedTokens(
@@ -207,5 +239,15 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
   const headline = `Logged in to ${endpoints.baseUrl} (profile "${profileName}")${isImplicit ? ' with the implicit flow' : ''}`;
   const run = { ...options, clientId: pending.clientId, clientSecret };
   const replaced = await endReplacedGrant(former, token, run, ctx, out, endpoints.baseUrl);
-  reportToken(out, token, profileName, nowMs, options.json === true, headline, { replaced });
+  const owner = await resourceOwnerOf(target.server, token.accessToken);
+  reportToken(out, token, profileName, nowMs, options.json === true, headline, { replaced, resource_owner_id: owner });
+  // Anyone who saw the printed URL could have made this a grant of their own account (attacks B3): say whose it is.
+  if (owner !== null)
+    out.info(`  Signed in as resource owner ${owner}: if that is not your account, run \`mmauth logout\`.`);
+}
+
+/** The resource owner a token acts for (token info, spec §4.3), or null when token info cannot say. */
+async function resourceOwnerOf(server: ServerConfiguration, accessToken: string): Promise<number | string | null> {
+  const result = await lookUpTokenInfo(server, accessToken).catch(() => undefined);
+  return result?.isActive === true ? result.info.resourceOwnerId : null;
 }

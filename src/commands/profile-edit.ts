@@ -8,17 +8,21 @@ import type { ProfileSettingsOptions } from './profile.js';
 import { DIRECTORY_FILE } from './shared/profile-selection.js';
 import { parseLoopbackRedirectUri } from './shared/redirect-uri.js';
 import { resolveScope } from './shared/settings.js';
-import { requireProfile } from './shared/target.js';
 
-/** The store, and the named profile, which must exist (`unknown_profile`, exit 4, listing the known ones). */
+/**
+ * The store, and the named profile, which must exist: `unknown_profile` (exit 4, decisions 35) said
+ * as a typo is (the profiles there are, and how to make this one), not as "not logged in".
+ */
 async function existing(name: string, ctx: AppContext) {
   const store = await ctx.openStore();
   const profileName = assertProfileName(name);
-  requireProfile({
-    profile: store.listOne(profileName) === undefined ? undefined : emptyProfile(),
-    profileName,
-    store,
-  });
+  if (store.listOne(profileName) === undefined) {
+    const known = store.names().map((known) => `"${known}"`);
+    const list = known.length === 0 ? 'there are no profiles yet' : `the profiles are ${known.join(', ')}`;
+    throw new MmauthError('unknown_profile', `there is no profile "${profileName}": ${list}`, {
+      hint: `check the name (mmauth profile list), or make it: mmauth profile create ${profileName} --base-url URL`,
+    });
+  }
   return { store, profileName };
 }
 

@@ -121,11 +121,21 @@ export async function runProfileList(options: { json?: boolean; names?: boolean 
   }
   if (profiles.length === 0)
     out.info('No profiles yet: `mmauth profile create NAME --base-url URL`, or `mmauth login`.');
-  for (const p of profiles) {
-    const state = p.state === 'none' ? 'no token' : `${p.grant ?? ''} token ${p.state}`;
+  // Columns as wide as their longest cell: long client ids or URLs never shift the next column.
+  const rows = profiles.map((p) => [
+    `${p.current ? '▸' : ' '} ${p.name}`,
+    p.base_url ?? '(no base URL)',
+    p.client_id ?? '(no client id)',
+    p.state === 'none' ? 'no token' : `${p.grant ?? ''} token ${p.state}`,
+    `credentials: ${p.credentials}`,
+  ]);
+  const widths = rows.reduce((max, row) => row.map((cell, i) => Math.max(cell.length, max[i] ?? 0)), [] as number[]);
+  for (const row of rows)
+    out.info(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '));
+  // Never name a profile that does not exist as the current one.
+  if (store.listOne(selection.name) === undefined)
     out.info(
-      `${p.current ? '▸' : ' '} ${p.name.padEnd(16)} ${p.base_url ?? '(no base URL)'}  ${p.client_id ?? '(no client id)'}  ${state}  credentials: ${p.credentials}`,
+      `Current: none (no profile "${selection.name}", ${describeSelection(selection)}): \`mmauth profile use NAME\``,
     );
-  }
-  out.info(`Current: ${selection.name} (${describeSelection(selection)})`);
+  else out.info(`Current: ${selection.name} (${describeSelection(selection)})`);
 }

@@ -4,7 +4,7 @@ import { MmauthError } from '../errors.js';
 import { reportToken } from '../ui/token-report.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './shared/options.js';
-import { cannotRenew, renewalOf, renewToken } from '../grant/renewal.js';
+import { renewalOf, renewToken } from '../grant/renewal.js';
 import { pickSetting, traceFor } from './shared/settings.js';
 import { openLocalTarget, requireProfile } from './shared/target.js';
 
@@ -44,7 +44,8 @@ export async function runRefresh(options: RefreshOptions, ctx: AppContext): Prom
   const { profileName } = local;
   assertCredentialOrigin(profileName, profile, pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined));
   const token = profile.token;
-  if (token === undefined) throw cannotRenew(profileName);
+  if (token === undefined)
+    throw new MmauthError('not_logged_in', `profile "${profileName}" has no stored token: nothing to refresh`);
   if (renewalOf(profile, ctx.env) === 'none') {
     const why =
       token.grant === 'client_credentials'

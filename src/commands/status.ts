@@ -102,7 +102,8 @@ function describeState(state: TokenState, profile: ListedProfile, nowMs: number,
  * Lists every stored profile (the selected one marked) and the config file path, from the store
  * alone, or with `check` asking token info about each token (checkStoredTokens). --json prints
  * `{config_file, selected, profiles: ProfileStatusJson[]}`. Throws `not_logged_in` or `token_expired` after
- * printing when the selected profile has no valid token (none or expired).
+ * printing when the selected profile has no usable token (none, or expired with nothing to renew it:
+ * an expired token that renews on next use exits 0 and names `mmauth refresh`).
  */
 export async function runStatus(options: StatusOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
@@ -208,6 +209,14 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
         hint: `run \`${nextStep(current.profile.lastGrant, selected)}\``,
       },
     );
+  }
+  if (current?.state === 'expired' && renewalOf(current.profile, ctx.env) !== 'none') {
+    // Usable: the next token, header, api or exec renews it (exit 0, README's exit-code table).
+    const flag = selected === 'default' ? '' : ` --profile ${selected}`;
+    out.info(
+      `The token of "${selected}" has expired; it renews on next use (\`mmauth refresh${flag}\` renews it now).`,
+    );
+    return;
   }
   if (current === undefined || (current.state !== 'valid' && current.state !== 'no_expiry')) {
     const what =

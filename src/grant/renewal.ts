@@ -7,6 +7,7 @@ import { LOCK_HOLD_MAX_MS } from '../store/config-lock.js';
 import type { ListedProfile } from '../store/profile-listing.js';
 import type { Profile, StoredToken } from '../store/profile.js';
 import type { ProfileStore } from '../store/profile-store.js';
+import { hasFollowers } from '../store/token-followers.js';
 import { judgeStoredToken } from '../store/token-state.js';
 import { retireChain, withoutRetired } from './chain.js';
 import { isSecretForClient } from './credential-binding.js';
@@ -65,13 +66,15 @@ export interface RenewalTarget {
    * hands tokens out (exec's file and endpoint) switches first (decisions 39).
    */
   onStored?: ((token: StoredToken) => void) | undefined;
-  /**
-   * Ms to wait between onStored and the presentation, so that a reader that took the previous token
-   * just before the switch has used it (exec's hand-over; 0 for the commands, which hand out nothing
-   * before they return).
-   */
-  handOverMs?: number | undefined;
 }
+
+/**
+ * Ms between storing a renewed token and first presenting it while a process follows the profile
+ * (`exec`, markFollower): its file and endpoint switch in that time (inotify, else a FOLLOW_POLL_MS
+ * stat), and a child that read the previous token just before has used it (decisions 39). Without
+ * a follower, nothing waits.
+ */
+export const HAND_OVER_MS = 150;
 
 /** The transport of a renewal: the profile's endpoints, requests bounded below the lock's hold. */
 function renewalServer(baseUrl: string, target: RenewalTarget, ctx: AppContext): ServerConfiguration {
@@ -190,7 +193,7 @@ export async function renewToken(seen: StoredToken, target: RenewalTarget, ctx: 
   if (renewed === undefined) throw cannotRenew(target.profileName);
   target.onStored?.(renewed);
   if (server !== undefined && chain.length > 0) {
-    if ((target.handOverMs ?? 0) > 0) await new Promise((resolve) => setTimeout(resolve, target.handOverMs));
+    if (hasFollowers(target.store.path, target.profileName)) await new Promise((r) => setTimeout(r, HAND_OVER_MS));
     await settleChain(server, chain, target);
   }
   return renewed;

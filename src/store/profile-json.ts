@@ -163,6 +163,7 @@ function parsePending(json: unknown, where: string, sealed: Sealing): PendingLog
     redirectUri: requiredString(json, 'redirect_uri', where),
     responseType,
     clientId: requiredString(json, 'client_id', where),
+    clientSecret: secretField(json, 'pendingClientSecret', where, sealed),
     scope: requiredString(json, 'scope', where),
     expiresAt: requiredString(json, 'expires_at', where),
   };
@@ -213,6 +214,7 @@ export function serializeProfile(
       redirect_uri: pending.redirectUri,
       response_type: pending.responseType,
       client_id: pending.clientId,
+      pending_client_secret: secret(pending.clientSecret),
       scope: pending.scope,
       expires_at: pending.expiresAt,
     };

@@ -106,6 +106,8 @@ export interface PendingLogin {
   redirectUri: string;
   responseType: 'code' | 'token';
   clientId: string;
+  /** The client secret given to `--start` (sealed as the verifier is), for `--complete` to send with `clientId` only. */
+  clientSecret?: string | undefined;
   scope: string;
   /** ISO 8601; past it, `--complete` refuses. */
   expiresAt: string;
@@ -141,5 +143,6 @@ export function secretsOf(profile: Profile): ProfileSecrets {
     codeVerifier: profile.pendingLogin?.codeVerifier,
     chainToRetire: profile.chainToRetire?.length ? profile.chainToRetire.join(' ') : undefined,
     replacedTokens: encodeReplacedTokens(profile.replacedTokens),
+    pendingClientSecret: profile.pendingLogin?.clientSecret,
   };
 }

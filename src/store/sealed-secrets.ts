@@ -66,6 +66,7 @@ export function openSealed(sealed: SealedSecrets, binding: CredentialBinding, ke
       codeVerifier: text('codeVerifier'),
       chainToRetire: text('chainToRetire'),
       replacedTokens: text('replacedTokens'),
+      pendingClientSecret: text('pendingClientSecret'),
     };
   } catch {
     return undefined;

@@ -9,6 +9,8 @@ export interface ProfileSecrets {
   chainToRetire?: string | undefined;
   /** Tokens replaced without being ended (decisions 40), in encodeReplacedTokens' form. */
   replacedTokens?: string | undefined;
+  /** The client secret given to `login --start`, for `--complete`. */
+  pendingClientSecret?: string | undefined;
 }
 
 /** The on-disk names of the sealed fields, also listed in the clear so that `status` needs no key. */
@@ -19,6 +21,7 @@ export const SECRET_FIELDS = {
   codeVerifier: 'code_verifier',
   chainToRetire: 'chain_to_retire',
   replacedTokens: 'replaced_tokens',
+  pendingClientSecret: 'pending_client_secret',
 } as const satisfies Record<keyof ProfileSecrets, string>;
 export type SecretField = (typeof SECRET_FIELDS)[keyof typeof SECRET_FIELDS];
 

@@ -3,9 +3,10 @@ import { basename, dirname } from 'node:path';
 import type { StoredToken } from '../../store/profile.js';
 import type { ProfileStore } from '../../store/profile-store.js';
 import { bindingOf, type CredentialBinding } from '../../store/secrets.js';
+import { markFollower } from '../../store/token-followers.js';
 
 /** How often the config file is stat'ed when no change event came, in ms: the longest a missed event delays a switch. */
-export const FOLLOW_POLL_MS = 250;
+export const FOLLOW_POLL_MS = 100;
 
 /** What the profile holds now, as exec follows it. */
 export type FollowedState =
@@ -71,6 +72,8 @@ export function followProfile(store: ProfileStore, profileName: string, binding:
   }
   const poll = setInterval(poke, FOLLOW_POLL_MS);
   poll.unref();
+  // Renewals by any process now wait HAND_OVER_MS before the first presentation, for this switch.
+  const unmark = markFollower(path, profileName);
   return {
     hasChanged,
     onChange(listener) {
@@ -97,6 +100,7 @@ export function followProfile(store: ProfileStore, profileName: string, binding:
     close() {
       clearInterval(poll);
       watcher?.close();
+      unmark();
     },
   };
 }

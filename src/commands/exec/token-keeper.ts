@@ -10,11 +10,6 @@ import type { ServedToken } from './token-server.js';
 const MAX_BACKOFF_MS = 60_000;
 /** The shortest wait before a renewal timer fires again, in ms: never a busy loop (attacks N10). */
 const MIN_DELAY_MS = 250;
-/**
- * Ms between storing a renewed token (the file and endpoint switch) and presenting it, which ends the
- * previous one on a rotating server: a child that read the file just before the switch has used it by then.
- */
-export const HAND_OVER_MS = 100;
 /** The shortest time between two repeated warnings of the same kind, in ms (attacks N6). */
 const WARNING_INTERVAL_MS = 30_000;
 
@@ -113,7 +108,7 @@ export function keepTokenFresh(
   const renew = () =>
     (inFlight ??= (async () => {
       try {
-        const choice = await usableAccessToken(options, ctx, (line) => warn('renewal', line), adopt, HAND_OVER_MS);
+        const choice = await usableAccessToken(options, ctx, (line) => warn('renewal', line), adopt);
         if (choice.stored !== undefined) adopt(choice.stored);
         if (isCurrentFresh()) backoffMs = 1_000;
       } catch (error) {

@@ -6,7 +6,7 @@ import { firstSteps, nextStep } from './next-step.js';
 // The hints the failure map gives by error code (README "Error codes"): worded for the run that
 // failed, naming flags, variables and the next command for this profile.
 
-const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file or --client-secret-stdin';
+export const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file or --client-secret-stdin';
 
 /** Commands that take no --base-url: they talk to the profile's own server. */
 const PROFILE_SERVER_COMMANDS = new Set(['token', 'header', 'refresh', 'exec', 'api']);

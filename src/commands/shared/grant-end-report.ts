@@ -27,9 +27,9 @@ export function grantEndSentence(result: GrantEnd, accessToken: string, baseUrl:
     case 'unconfirmed':
       return `Revoked ${token} on ${baseUrl} (not confirmed: the server has no token info endpoint)`;
     case 'already_inactive':
-      return `${token} was already expired or revoked on ${baseUrl}: nothing live to revoke`;
+      return `The token ${token} was already expired or revoked on ${baseUrl}: nothing live to revoke`;
     case 'already_ended':
-      return `the server had already ended this grant on ${baseUrl} (it refused the refresh token): nothing live to revoke`;
+      return `The server had already ended this grant on ${baseUrl} (it refused the refresh token): nothing live to revoke`;
   }
 }
 
@@ -37,5 +37,6 @@ export function grantEndSentence(result: GrantEnd, accessToken: string, baseUrl:
 export function reportGrantEnd(out: Output, result: GrantEnd, accessToken: string, baseUrl: string): void {
   const sentence = grantEndSentence(result, accessToken, baseUrl);
   if (grantEndFields(result).revoked) out.success(sentence);
-  else out.info(sentence.charAt(0).toUpperCase() + sentence.slice(1) + '.');
+  // A masked token keeps its case: the sentences begin with a word of their own, never the token.
+  else out.info(`${sentence}.`);
 }

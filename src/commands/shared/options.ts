@@ -10,6 +10,10 @@ export interface CommonOptions {
   verbose?: boolean;
 }
 
+/** The `--profile` help: the whole selection order (README "Profiles"; decisions 34). */
+export const PROFILE_HELP =
+  'profile to use; else MMAUTH_PROFILE, the nearest .mmauth-profile, `mmauth profile use`, then "default"';
+
 /** Options of a command that reads only the local store. */
 export interface LocalOptions {
   profile?: string;
@@ -56,7 +60,7 @@ export function withCommonOptions<A extends unknown[], O extends OptionValues, G
 ) {
   return command
     .option('--base-url <url>', 'service base URL, https unless loopback (env MMAUTH_BASE_URL)')
-    .option('--profile <name>', 'profile to use (env MMAUTH_PROFILE; default "default")')
+    .option('--profile <name>', PROFILE_HELP)
     .option('--timeout <seconds>', 'bound on each HTTP request', parseSeconds(1, MAX_TIMER_SECONDS), 30)
     .option('--json', 'print one JSON document on stdout')
     .option('--verbose', 'trace every HTTP exchange (secrets redacted) and show stack traces (env MMAUTH_DEBUG=1)');
@@ -67,7 +71,7 @@ export function withLocalOptions<A extends unknown[], O extends OptionValues, G 
   command: Command<A, O, G>,
 ) {
   return command
-    .option('--profile <name>', 'profile to use (env MMAUTH_PROFILE; default "default")')
+    .option('--profile <name>', PROFILE_HELP)
     .option('--json', 'print one JSON document on stdout')
     .option('--verbose', 'show stack traces on errors (env MMAUTH_DEBUG=1)');
 }

@@ -93,6 +93,23 @@ export interface SecretTarget {
   clientId?: string | undefined;
 }
 
+/** Warns, as ssh does for a key, when a secret file is readable by the group or others (attacks: a secret's file is one more copy). */
+async function warnIfShared(path: string, ctx: AppContext): Promise<void> {
+  const { statSync } = await import('node:fs');
+  const mode = (() => {
+    try {
+      return statSync(path).mode & 0o777;
+    } catch {
+      return undefined;
+    }
+  })();
+  if (mode === undefined || (mode & 0o077) === 0) return;
+  const octal = mode.toString(8).padStart(4, '0');
+  (await ctx.output()).warn(
+    `the client secret file ${path} is readable by others (mode ${octal}): \`chmod 600 ${path}\``,
+  );
+}
+
 /**
  * The client secret if one is given: --client-secret-file > --client-secret-stdin >
  * MMAUTH_CLIENT_SECRET > the stored profile (only to its own origin: `base_url_mismatch`; only
@@ -118,6 +135,7 @@ export async function findClientSecret(
         },
       );
     }
+    await warnIfShared(options.clientSecretFile, ctx);
   } else if (options.clientSecretStdin === true) {
     secret = await ctx.readStdin();
   } else {

@@ -67,7 +67,6 @@ export async function usableAccessToken(
   ctx: AppContext,
   onWarning: (line: string) => void,
   onStored?: (token: StoredToken) => void,
-  handOverMs?: number,
 ): Promise<AccessTokenChoice & { profileName: string }> {
   const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
   if (!ctx.env.MMAUTH_TOKEN?.trim()) {
@@ -88,7 +87,7 @@ export async function usableAccessToken(
   let renewed: StoredToken;
   try {
     const trace = await traceFor(options, ctx);
-    const target = { profileName, store: local.store, timeoutSeconds: options.timeout, trace, onStored, handOverMs };
+    const target = { profileName, store: local.store, timeoutSeconds: options.timeout, trace, onStored };
     renewed = await renewToken(token, target, ctx);
   } catch (error) {
     if (!isPassingFailure(error) || judgeStoredToken(token, ctx.nowMs()) === 'expired') throw error;
