@@ -36,7 +36,10 @@ export interface CredentialVault {
    * `keyring_unavailable`/`keyring_failed`.
    */
   putCopy(accessToken: string, binding: CredentialBinding): Promise<string>;
-  /** Asks the keyring once (a read of an account mmauth never writes). Throws `keyring_unavailable`/`keyring_failed`. */
+  /**
+   * Proves the keyring takes writes: stores and removes an item of account `mmauth-check` (a keyring
+   * with no default collection answers reads). Throws `keyring_unavailable`/`keyring_failed`.
+   */
   check(): Promise<void>;
   /**
    * Removes these token copies from the keyring once nothing uses them. Keys are never removed:
@@ -88,6 +91,8 @@ function decodeKey(value: string): Buffer | undefined {
 }
 
 /** What sealed credentials are when their key cannot open them, and why when the key is gone. */
+/** The account of check()'s probe item, removed as soon as it is written. */
+const CHECK_ACCOUNT = 'mmauth-check';
 const UNREADABLE = 'stored, but unreadable';
 const KEY_MISSING = 'its key is not in the keyring';
 
@@ -149,7 +154,10 @@ export function createCredentialVault(keyringName: string, openKeyring: () => Pr
       return account;
     },
     async check() {
-      await (await theKeyring()).get('mmauth-check');
+      // A write, not a read: a keyring with no default collection answers reads and refuses every write.
+      const keyring = await theKeyring();
+      await keyring.set(CHECK_ACCOUNT, 'ok', 'key');
+      await keyring.delete(CHECK_ACCOUNT, 'key');
     },
     async forget(accounts) {
       for (const account of new Set(accounts)) {

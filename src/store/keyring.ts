@@ -71,16 +71,33 @@ const UNAVAILABLE = [
   /No default store/i,
 ];
 
+/** The reason a keyring cannot be used, in words a person can act on, by what the platform said. */
+const REASONS: ReadonlyArray<[RegExp, string]> = [
+  [/no result found/i, 'it has no default collection (create one, e.g. "Login", in Seahorse or KWallet)'],
+  [/prompt was dismissed|object locked|IsLocked/i, 'it is locked'],
+  [/DBUS_SESSION_BUS_ADDRESS|autolaunch|Failed to connect to socket/i, 'no D-Bus session bus'],
+  [
+    /ServiceUnknown|not provided by any \.service files|Secret Service provider/i,
+    'no Secret Service provider on the session bus',
+  ],
+];
+
 /**
  * Turns an error of the addon (a plain Error with `code: 'GenericFailure'` and the platform's
- * message) into `keyring_unavailable` (no keyring to use: no bus, no provider, locked) or
+ * message) into `keyring_unavailable` (no keyring to use: no bus, no provider, locked, no default
+ * collection: the message says which, REASONS) or
  * `keyring_failed` (the keyring answered with an error), naming the keyring and what was being done.
  */
 export function describeKeyringError(error: unknown, keyring: string, doing: string): MmauthError {
   const message = error instanceof Error ? error.message : String(error);
   const reason = message.replace(/^Platform failure: /, '').replace(/^DBus error: /, '');
   if (UNAVAILABLE.some((pattern) => pattern.test(message))) {
-    return new MmauthError('keyring_unavailable', `no ${keyring} to use (${reason})`, { cause: error });
+    const why = REASONS.find(([pattern]) => pattern.test(message))?.[1];
+    const said = why === undefined ? `no ${keyring} to use` : `no ${keyring} to use: ${why}`;
+    return new MmauthError('keyring_unavailable', `${said} (${reason})`, {
+      cause: error,
+      details: { reason: why ?? reason },
+    });
   }
   return new MmauthError('keyring_failed', `${keyring} failed while ${doing}: ${reason}`, { cause: error });
 }

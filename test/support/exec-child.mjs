@@ -2,7 +2,9 @@
 // MMAUTH_TOKEN_URL every INTERVAL_MS (250), presents each token to the emulator's /api/me (API_URL)
 // right after it got it (README's contract: ask mmauth before each request), and
 // writes a report (JSON) to REPORT_FILE: every token seen, every status, its own environment and
-// the files of the token's directory. Exits 0 when every token was accepted, 1 otherwise.
+// the files of the token's directory. With ASK_AGAIN_ON_401=1 it does what README tells a program to
+// do on a 401 (ask mmauth again, once) and counts that in `askedAgain`; the status that counts is
+// the second answer. Exits 0 when every token was accepted, 1 otherwise.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -14,30 +16,41 @@ const {
   MMAUTH_TOKEN_FILE,
   MMAUTH_TOKEN_URL,
   MMAUTH_TOKEN_URL_AUTHORIZATION,
+  ASK_AGAIN_ON_401,
 } = process.env;
 const seen = [];
 const statuses = [];
+let askedAgain = 0;
+const readFile = () => {
+  const text = readFileSync(MMAUTH_TOKEN_FILE, 'utf8');
+  if (!text.endsWith('\n')) statuses.push('partial-file');
+  return text.trim();
+};
+const askEndpoint = async () => {
+  const response = await fetch(MMAUTH_TOKEN_URL, {
+    headers: { authorization: `Bearer ${MMAUTH_TOKEN_URL_AUTHORIZATION}` },
+  });
+  return (await response.json()).access_token;
+};
 const deadline = Date.now() + Number(DURATION_MS);
 while (Date.now() < deadline) {
-  const present = async (token) => {
-    const api = await fetch(API_URL, { headers: { authorization: `Bearer ${token}` } });
-    statuses.push(api.status);
+  const present = async (source) => {
+    const token = await source();
+    let status = (await fetch(API_URL, { headers: { authorization: `Bearer ${token}` } })).status;
+    if (status === 401 && ASK_AGAIN_ON_401 === '1') {
+      askedAgain += 1;
+      const again = await source();
+      status = (await fetch(API_URL, { headers: { authorization: `Bearer ${again}` } })).status;
+    }
+    statuses.push(status);
     if (!seen.includes(token)) seen.push(token);
   };
-  const fromFile = readFileSync(MMAUTH_TOKEN_FILE, 'utf8');
-  if (!fromFile.endsWith('\n')) statuses.push('partial-file');
-  await present(fromFile.trim());
-  if (MMAUTH_TOKEN_URL !== undefined) {
-    const response = await fetch(MMAUTH_TOKEN_URL, {
-      headers: { authorization: `Bearer ${MMAUTH_TOKEN_URL_AUTHORIZATION}` },
-    });
-    const body = await response.json();
-    await present(body.access_token);
-  }
+  await present(readFile);
+  if (MMAUTH_TOKEN_URL !== undefined) await present(askEndpoint);
   await new Promise((resolve) => setTimeout(resolve, Number(INTERVAL_MS)));
 }
 const dir = dirname(MMAUTH_TOKEN_FILE);
 const files = Object.fromEntries(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')]));
 const environ = readFileSync(`/proc/${process.pid}/environ`, 'utf8');
-writeFileSync(REPORT_FILE, JSON.stringify({ seen, statuses, environ, files, dir }));
+writeFileSync(REPORT_FILE, JSON.stringify({ seen, statuses, askedAgain, environ, files, dir }));
 process.exit(statuses.every((status) => status === 200) ? 0 : 1);

@@ -22,6 +22,8 @@ export interface TestSecretService {
   lock(isLocked: boolean): Promise<void>;
   /** Makes every call fail with this D-Bus error name; undefined to stop. */
   fail(errorName: string | undefined): Promise<void>;
+  /** Makes the `default` alias name no collection (true), or the one collection again (false). */
+  noDefault(isMissing: boolean): Promise<void>;
   /** The provider's method calls since the last time asked. */
   calls(): Promise<string[]>;
   /** Stops the provider only (the bus stays): a bus with no Secret Service. */
@@ -118,6 +120,7 @@ export async function startSecretService(): Promise<TestSecretService> {
       wipe: () => ask('wipe'),
       lock: (isLocked) => ask('lock', isLocked),
       fail: (errorName) => ask('fail', errorName ?? null),
+      noDefault: (isMissing) => ask('noDefault', isMissing),
       calls: () => ask<string[]>('calls'),
       stopProvider: async () => {
         child.kill('SIGKILL');
@@ -146,6 +149,7 @@ export function useSecretService(): TestSecretService {
   beforeEach(async () => {
     await started?.fail(undefined);
     await started?.lock(false);
+    await started?.noDefault(false);
     await started?.wipe();
   });
   return new Proxy({} as TestSecretService, {

@@ -144,10 +144,9 @@ export function keepTokenFresh(
     (syncing ??= sync().finally(() => {
       syncing = undefined;
     }));
-  // During its own renewal the keeper already has the token it stores (onStored).
-  follower?.onChange(() => {
-    if (inFlight === undefined) void startSync();
-  });
+  // Also while its own renewal is in flight: it may be waiting for the lock another process's renewal
+  // holds, and that one's token must reach the child now (its own stored token is adopted already).
+  follower?.onChange(() => void startSync());
   schedule();
   return {
     get accessToken() {

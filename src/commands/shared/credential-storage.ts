@@ -34,7 +34,7 @@ export async function prepareStoring(
     onFileFallback: (reason) => {
       if (isSaid) return;
       isSaid = true;
-      // The keyring's own long explanation is doctor's to show; here, its first clause.
+      // The keyring's own long explanation is doctor's to show; here, the reason in words (describeKeyringError).
       const short = reason.replace(/\s*\([^()]*\)\s*$/, '');
       out.warn(`profile "${profileName}": credentials in plain text in ${store.path} (0600): ${short}`);
       out.instruct('  MMAUTH_CREDENTIAL_STORE=file keeps them there without this notice; =keyring refuses instead');

@@ -23,6 +23,8 @@ let nextId = 1;
 let failWith;
 /** When true, the collection is locked and Unlock's prompt is dismissed. */
 let isLocked = false;
+/** When true, the `default` alias names no collection (a keyring set up with none). */
+let hasNoDefault = false;
 const calls = [];
 /** The 1024-bit MODP group of RFC 2409 §6.2 (Oakley group 2), generator 2. */
 const dh = crypto.createDiffieHellman(crypto.getDiffieHellman('modp2').getPrime(), 2);
@@ -271,7 +273,7 @@ class Service extends Interface {
   }
   ReadAlias(name) {
     guard('Service.ReadAlias');
-    return name === 'default' ? COLLECTION : NO_PROMPT;
+    return name === 'default' && !hasNoDefault ? COLLECTION : NO_PROMPT;
   }
   SetAlias() {
     guard('Service.SetAlias');
@@ -315,6 +317,9 @@ function control(message) {
       return true;
     case 'fail':
       failWith = message.value ?? undefined;
+      return true;
+    case 'noDefault':
+      hasNoDefault = message.value === true;
       return true;
     case 'calls':
       return calls.splice(0);
