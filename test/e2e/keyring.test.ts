@@ -199,7 +199,7 @@ describe('with a Secret Service on the session bus', () => {
     await service.lock(true);
     const locked = await runCli(['token'], { env });
     expect(locked.code, locked.stderr).toBe(1);
-    expect(locked.stderr).toMatch(/no Secret Service \(D-Bus\) to use \(.*prompt was dismissed/);
+    expect(locked.stderr).toMatch(/no Secret Service \(D-Bus\) to use: it is locked \(.*prompt was dismissed/);
     const relogin = await runCli(['client-credentials'], { env });
     expect(relogin.code, relogin.stderr).toBe(1);
     expect(readConfigText(configDir)).toBe(before);
@@ -210,6 +210,32 @@ describe('with a Secret Service on the session bus', () => {
     expect(refused.stderr).toMatch(/failed while .*refused by the test provider/);
     expect(refused.stderr).not.toMatch(/plain text/);
     expect(readConfigText(configDir)).toBe(before);
+  });
+});
+
+describe('a keyring with no default collection (it answers reads, refuses writes)', () => {
+  it('the fallback line names the reason; doctor proves a write and warns instead of saying ok', async () => {
+    const emulator = await startTestEmulator();
+    const { configDir, env: homeEnv } = makeHome();
+    const env = { ...emulator.env(configDir), ...homeEnv, DBUS_SESSION_BUS_ADDRESS: service.address };
+    await service.noDefault(true);
+    const stored = await runCli(['client-credentials'], { env });
+    expect(stored.code, stored.stderr).toBe(0);
+    expect(stored.stderr).toContain(
+      `profile "default": credentials in plain text in ${join(configDir, 'config.json')} (0600): no Secret Service (D-Bus) to use: it has no default collection`,
+    );
+    const doctor = await runCli(['doctor', '--json'], { env });
+    const keyring = (
+      JSON.parse(doctor.stdout) as { checks: Array<{ name: string; status: string; detail: string }> }
+    ).checks.find((check) => check.name === 'keyring');
+    expect(keyring).toMatchObject({ status: 'warn', detail: expect.stringContaining('no default collection') });
+    await service.noDefault(false);
+    const healthy = await runCli(['doctor', '--json'], { env });
+    const ok = (JSON.parse(healthy.stdout) as { checks: Array<{ name: string; status: string }> }).checks.find(
+      (check) => check.name === 'keyring',
+    );
+    expect(ok?.status).toBe('ok');
+    expect(heldBy(await service.items())).toEqual({ keys: 0, copies: 0 });
   });
 });
 
