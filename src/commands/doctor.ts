@@ -122,7 +122,7 @@ export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promis
     );
   for (const check of checks) {
     const line = `${check.status.padEnd(4)}  ${check.name}: ${check.detail}`;
-    if (check.status === 'fail') out.error(line, check.fix);
+    if (check.status === 'fail') out.failed(line, check.fix);
     else if (check.status === 'warn') out.warn(`${line}${check.fix === undefined ? '' : ` — ${check.fix}`}`);
     else if (check.status === 'skip') out.info(`- ${line}`);
     else out.info(`✓ ${line}`);

@@ -92,11 +92,12 @@ export function describeKeyringError(error: unknown, keyring: string, doing: str
   const message = error instanceof Error ? error.message : String(error);
   const reason = message.replace(/^Platform failure: /, '').replace(/^DBus error: /, '');
   if (UNAVAILABLE.some((pattern) => pattern.test(message))) {
+    // A known reason in words; the platform's text only for an unknown one (no D-Bus autolaunch noise).
     const why = REASONS.find(([pattern]) => pattern.test(message))?.[1];
-    const said = why === undefined ? `no ${keyring} to use` : `no ${keyring} to use: ${why}`;
-    return new MmauthError('keyring_unavailable', `${said} (${reason})`, {
+    const said = why === undefined ? `no ${keyring} to use (${reason})` : `no ${keyring} to use: ${why}`;
+    return new MmauthError('keyring_unavailable', said, {
       cause: error,
-      details: { reason: why ?? reason },
+      details: { reason: why ?? reason, platform: reason },
     });
   }
   return new MmauthError('keyring_failed', `${keyring} failed while ${doing}: ${reason}`, { cause: error });

@@ -30,6 +30,8 @@ export interface Output {
   warn(line: string): void;
   /** An error line on stderr (red `error:`), with an optional dimmed hint line. */
   error(line: string, hint?: string): void;
+  /** A failed check on stderr (red `✗`, never `error:`: the run goes on), with an optional dimmed fix line. */
+  failed(line: string, fix?: string): void;
   /** A label: value line on stderr, the label dimmed (none under --json). */
   field(label: string, value: string): void;
   /** A diagnostic line on stderr (dimmed), for --verbose. */
@@ -113,6 +115,10 @@ export async function createOutput(
       if (hint !== undefined) {
         err(paint.dim(`  ${safe(hint)}`));
       }
+    },
+    failed: (line, fix) => {
+      err(`${paint.red('✗')} ${safe(line)}`);
+      if (fix !== undefined) err(paint.dim(`  ${safe(fix)}`));
     },
     field: (label, value) => summary(`  ${paint.dim(`${label}:`.padEnd(14))} ${safe(value)}`),
     debug: (line) => err(paint.dim(safe(line))),

@@ -199,7 +199,7 @@ describe('with a Secret Service on the session bus', () => {
     await service.lock(true);
     const locked = await runCli(['token'], { env });
     expect(locked.code, locked.stderr).toBe(1);
-    expect(locked.stderr).toMatch(/no Secret Service \(D-Bus\) to use: it is locked \(.*prompt was dismissed/);
+    expect(locked.stderr).toContain('no Secret Service (D-Bus) to use: it is locked');
     const relogin = await runCli(['client-credentials'], { env });
     expect(relogin.code, relogin.stderr).toBe(1);
     expect(readConfigText(configDir)).toBe(before);
