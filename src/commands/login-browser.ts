@@ -147,7 +147,10 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
       response = await receiveToken(responses, judge, success, { onRefused, trace }).catch((error: unknown) => {
         // The probe saw the sign-in page: the server took the request; the browser never came back.
         if (!hasErrorCode(error, 'callback_timeout') || !options.probe) throw error;
-        throw new MmauthError('callback_timeout', error.message, { cause: error, details: { probe: 'passed' } });
+        throw new MmauthError('callback_timeout', error.message, {
+          cause: error,
+          details: { ...error.details, probe: 'passed' },
+        });
       });
     } finally {
       indicator.stop();

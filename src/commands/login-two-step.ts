@@ -161,6 +161,15 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
     );
   }
   const url = await completionUrl(options.complete, ctx);
+  if (url.origin === new URL(pending.url).origin && url.pathname === new URL(pending.url).pathname) {
+    throw new MmauthError(
+      'usage',
+      'that is the authorization URL --start printed, not the address the browser ended on after you allowed access',
+      {
+        hint: `open it in a browser, allow access, then give --complete the address it ends on (${pending.redirectUri}…)`,
+      },
+    );
+  }
   const request = {
     url: new URL(pending.url),
     state: pending.state,

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { MmauthError } from '../errors.js';
+import { hasErrorCode, MmauthError } from '../errors.js';
 import { requireTokenInfo } from '../oauth/token-info.js';
 import type { StoredToken } from '../store/profile.js';
 import { reportToken } from '../ui/token-report.js';
@@ -57,7 +57,15 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
     expiresAt: undefined,
   };
   if (options.verify) {
-    const info = await requireTokenInfo(target.server, accessToken);
+    const info = await requireTokenInfo(target.server, accessToken).catch((error: unknown) => {
+      if (!hasErrorCode(error, 'token_inactive')) throw error;
+      // A refused personal token is not renewed by signing in again: a new one is made where it was made.
+      throw new MmauthError('token_inactive', `${endpoints.baseUrl} refuses this token: expired, revoked or mistyped`, {
+        oauthError: 'invalid_token',
+        status: 401,
+        hint: "make a new personal access token in the service's settings, then run mmauth login --with-token again",
+      });
+    });
     token = {
       ...token,
       scope: info.scopes.length === 0 ? undefined : info.scopes.join(' '),

@@ -43,6 +43,8 @@ export interface CallbackServer {
   armStart(authorizationUrl: string): string;
   /** Disarms the start address (the browser could not be launched): callbacks need no cookie again. */
   disarmStart(): void;
+  /** How many callbacks were refused for want of the login's cookie (a BROWSER that keeps no cookies). */
+  readonly refusedWithoutCookie: number;
   /** Closes the listener and, 250 ms later, any connection left open; idempotent. */
   close(): Promise<void>;
 }
@@ -102,6 +104,7 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
     }
   };
 
+  let refusedWithoutCookie = 0;
   let allowedHosts = new Set<string>();
   let allowedOrigins = new Set<string>();
   let redirectUri = '';
@@ -131,6 +134,7 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
     const isRelay = options.isFragmentRelay === true;
     const isCallback = (isRelay && req.method === 'POST') || (req.method === 'GET' && !(isRelay && url.search === ''));
     if (isCallback && !start.admits(req)) {
+      refusedWithoutCookie += 1;
       respondPage(res, 403, NOT_STARTED_HERE);
       return;
     }
@@ -194,6 +198,9 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
     armStart: (authorizationUrl) =>
       `${redirectUri.slice(0, redirectUri.length - options.path.length)}${start.arm(authorizationUrl)}`,
     disarmStart: () => start.disarm(),
+    get refusedWithoutCookie() {
+      return refusedWithoutCookie;
+    },
     next(signal) {
       if (start.intercepted !== undefined) return Promise.reject(start.intercepted);
       const queued = queue.shift();

@@ -92,6 +92,13 @@ function endOfWait(options: ResponseWaitOptions, reason: unknown): MmauthError {
     return new MmauthError('interrupted', 'interrupted while waiting for the browser');
   }
   const seconds = Math.round(options.timeoutMs / 1000);
+  if (options.listener.refusedWithoutCookie > 0) {
+    return new MmauthError(
+      'callback_timeout',
+      `a redirect arrived at ${options.redirectUri} but was refused: it did not carry the login's cookie, set when the browser opened the start address (a BROWSER command that keeps no cookies)`,
+      { details: { cookie: 'missing' } },
+    );
+  }
   return new MmauthError('callback_timeout', `no redirect arrived at ${options.redirectUri} within ${seconds} s`);
 }
 

@@ -157,3 +157,34 @@ describe('runLogin (in-process: the real emulator and listener, a browser stand-
     expect(ctx.stderr.text()).toContain('Not opening a browser: nobody is there.');
   });
 });
+
+describe('the secret prompt after a public attempt is refused (issue 30: an invalid_grant once seen on the retry)', () => {
+  it.each(['spec', 'doorkeeper5'] as const)(
+    '15 logins in a row, the secret typed after 0–300 ms: every retried exchange succeeds with the same code (%s)',
+    async (flavor) => {
+      const emulator = await startTestEmulator({ autoApprove: true, flavor });
+      for (let i = 0; i < 15; i++) {
+        const ctx = createTestContext({
+          nowMs: NOW,
+          browser: followAuthorizeRedirect(),
+          env: { MMAUTH_BASE_URL: emulator.baseUrl, MMAUTH_CLIENT_ID: emulator.client.clientId },
+        });
+        ctx.prompter = {
+          ...ctx.prompter,
+          canPrompt: true,
+          secret: async () => {
+            await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 300)));
+            return emulator.client.clientSecret;
+          },
+        };
+        const before = emulator.requests.length;
+        await runLogin({ ...options, json: true, scope: 'service' }, ctx);
+        const exchanges = emulator.requests.slice(before).filter((r) => r.url === '/oauth2/token');
+        expect(exchanges.map((r) => new URLSearchParams(r.body).has('client_secret'))).toEqual([false, true]);
+        const codes = new Set(exchanges.map((r) => new URLSearchParams(r.body).get('code')));
+        expect(codes.size).toBe(1);
+      }
+    },
+    60_000,
+  );
+});

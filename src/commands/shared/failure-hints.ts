@@ -53,6 +53,9 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
     case 'port_not_allowed':
       return 'pass --redirect-uri with a port above 1023';
     case 'callback_timeout':
+      if (details.cookie === 'missing') {
+        return 'use a browser, or a BROWSER command that keeps cookies (curl: -c /dev/null turns its cookie engine on); or mmauth login --no-browser and open the URL yourself';
+      }
       if (details.probe === 'passed') {
         return 'the server accepted the request (the probe saw its sign-in page), but the browser never came back to the redirect URI: finish signing in there, or paste the address it ended on; raise --wait SECONDS for more time';
       }
