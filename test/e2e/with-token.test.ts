@@ -43,7 +43,8 @@ describe('mmauth login --with-token (personal access token from stdin)', () => {
       input: 'not-a-real-token-0123456789\n',
     });
     expect(result.code).toBe(4);
-    expect(result.stderr).toMatch(/expired, revoked or invalid/);
+    expect(result.stderr).toMatch(/refuses this token: expired, revoked or mistyped/);
+    expect(result.stderr).toContain("make a new personal access token in the service's settings");
     expect(result.stdout).toBe('');
     expect(readConfigText(configDir)).toBeUndefined();
   });

@@ -6,15 +6,25 @@ const failure = (message: string) => Object.assign(new Error(message), { code: '
 
 describe('describeKeyringError', () => {
   it.each([
-    'Platform failure: DBus error: Using X11 for dbus-daemon autolaunch was disabled at compile time, set your DBUS_SESSION_BUS_ADDRESS instead',
-    'Platform failure: DBus error: Failed to connect to socket /tmp/x/bus: No such file or directory',
-    'Platform failure: DBus error: The name org.freedesktop.secrets was not provided by any .service files',
-    "Couldn't access platform storage: Secret Service: unlock prompt was dismissed",
-  ])('no keyring to use: %s', (message) => {
+    [
+      'Platform failure: DBus error: Using X11 for dbus-daemon autolaunch was disabled at compile time, set your DBUS_SESSION_BUS_ADDRESS instead',
+      'no D-Bus session bus',
+    ],
+    [
+      'Platform failure: DBus error: Failed to connect to socket /tmp/x/bus: No such file or directory',
+      'no D-Bus session bus',
+    ],
+    [
+      'Platform failure: DBus error: The name org.freedesktop.secrets was not provided by any .service files',
+      'no Secret Service provider on the session bus',
+    ],
+    ["Couldn't access platform storage: Secret Service: unlock prompt was dismissed", 'it is locked'],
+    ["Couldn't access platform storage: Secret Service: no result found", 'it has no default collection'],
+  ])('no keyring to use, the reason in words, no platform noise: %s', (message, reason) => {
     const error = describeKeyringError(failure(message), 'Secret Service (D-Bus)', 'reading a key');
     expect(error.code).toBe('keyring_unavailable');
-    expect(error.message).toMatch(/^no Secret Service \(D-Bus\) to use \(/);
-    expect(error.message).not.toContain('Platform failure: DBus error:');
+    expect(error.message).toMatch(new RegExp(`^no Secret Service \\(D-Bus\\) to use: ${reason}`));
+    expect(error.message).not.toMatch(/Platform failure|DBus error|autolaunch|Couldn't access/);
   });
 
   it.each([
