@@ -1,5 +1,8 @@
 #!/usr/bin/env node
 'use strict';
+// First, before anything else: SIGUSR1 would open Node's inspector on 127.0.0.1:9229 with no
+// authentication, to every local user (attacks N1). A listener of our own means no signal ever does.
+process.on('SIGUSR1', () => undefined);
 // Launcher only: all logic is in the bundle dist/mmauth.cjs, built by `npm run build` (which
 // `npm ci` runs). Two choices here make start-up fast (issue 6, measured on Node 20):
 // - CommonJS, not an ES module: an ES module entry starts Node's ES module loader (about 4 ms);

@@ -16,8 +16,22 @@ export interface ExecOptions extends UsableTokenOptions {
   serve?: boolean;
 }
 
-/** The signals forwarded to the child. */
-const FORWARDED = ['SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGTERM'] as const;
+/**
+ * The signals forwarded to the child: every one whose default would end mmauth without its clean-up
+ * (attacks N9). SIGUSR1 is neither obeyed nor forwarded: it would open a Node child's inspector, and
+ * the launcher's listener keeps mmauth's closed (N1). SIGKILL and SIGSTOP cannot be caught.
+ */
+const FORWARDED = [
+  'SIGHUP',
+  'SIGINT',
+  'SIGQUIT',
+  'SIGTERM',
+  'SIGUSR2',
+  'SIGALRM',
+  'SIGVTALRM',
+  'SIGXCPU',
+  'SIGXFSZ',
+] as const;
 
 /** Registers `mmauth exec`; the logic is runExec. */
 export function registerExec(program: Command, ctx: AppContext): void {
@@ -53,9 +67,9 @@ function childEnvironment(env: NodeJS.ProcessEnv, added: Record<string, string>)
  * MMAUTH_TOKEN (or --token-env) and MMAUTH_TOKEN_FILE (a 0600 file in a fresh 0700 directory, kept
  * current), and with --serve a token endpoint on 127.0.0.1 (MMAUTH_TOKEN_URL and
  * MMAUTH_TOKEN_URL_AUTHORIZATION). The token is renewed before it goes stale while the child runs
- * (keepTokenFresh). SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded; the exit code is the
+ * (keepTokenFresh). The signals of FORWARDED are forwarded; the exit code is the
  * child's, or 128 + the signal number. The endpoint closes and the directory goes when the child
- * ends. Throws what usableAccessToken throws, `usage` for a bad --token-env or a command that cannot start.
+ * ends. Throws what usableAccessToken throws, `usage` for a bad --token-env (a command that cannot start: exit 127 or 126).
  */
 export async function runExec(command: string[], options: ExecOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();

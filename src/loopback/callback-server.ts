@@ -1,3 +1,4 @@
+import { admitOwnUserOnly } from './peer-check.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MmauthError } from '../errors.js';
@@ -157,8 +158,9 @@ export async function startCallbackServer(options: CallbackServerOptions): Promi
     deliver(url, (status, page) => respondPage(res, status, page));
   };
 
-  const primary = createServer(handle);
-  const secondary = options.isLocalhost === true ? createServer(handle) : undefined;
+  // Another user's connection never reaches the start address or the callback (attacks B2, N21, N22).
+  const primary = admitOwnUserOnly(createServer(handle));
+  const secondary = options.isLocalhost === true ? admitOwnUserOnly(createServer(handle)) : undefined;
   const servers = secondary === undefined ? [primary] : [primary, secondary];
   for (const server of servers) {
     server.requestTimeout = 10_000;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { isSameSecret } from '../../util/constant-time.js';
+import { admitOwnUserOnly } from '../../loopback/peer-check.js';
 import { listenOnLoopback } from '../../util/listen.js';
 
 /** What the endpoint answers: a fresh token with its lifetime. */
@@ -62,7 +63,11 @@ export async function startTokenServer(fresh: () => Promise<ServedToken>): Promi
         }),
     );
   });
+  // Only this user's programs get in (attacks N6, N7); short header and request limits, few connections.
+  admitOwnUserOnly(server);
   server.keepAliveTimeout = 5_000;
+  server.headersTimeout = 5_000;
+  server.requestTimeout = 10_000;
   await listenOnLoopback(server, 0);
   const port = (server.address() as AddressInfo).port;
   host = `127.0.0.1:${port}`;
