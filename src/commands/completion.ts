@@ -112,7 +112,11 @@ function bashScript(specs: CommandSpec[]): string {
       const profileCases = [
         ...spec.options.filter((o) => o.isProfile).map((o) => o.flags.join('|')),
         ...(spec.name === 'profile' ? NAMED : []),
-      ].map((pattern) => `        ${pattern}) COMPREPLY=($(compgen -W "$(${PROFILE_NAMES})" -- "$cur")); return ;;`);
+        // Names are read line by line, never word-expanded (compgen -W would run a $(…) in one: N27).
+      ].map(
+        (pattern) =>
+          `        ${pattern}) COMPREPLY=(); while IFS= read -r name; do [[ $name == "$cur"* ]] && COMPREPLY+=("$name"); done < <(${PROFILE_NAMES}); return ;;`,
+      );
       const valueCase = valued.length === 0 ? [] : [`        ${valued.join('|')}) COMPREPLY=(); return ;;`];
       const argument =
         spec.argumentChoices === undefined
@@ -127,7 +131,7 @@ ${[...choiceCases, ...fileCases, ...profileCases, ...valueCase].join('\n')}
     .join('\n');
   return `# bash completion for mmauth. Load it with: source <(mmauth completion bash)
 _mmauth() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" cmd="" i
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" cmd="" i name
   for ((i = 1; i < COMP_CWORD; i++)); do
     case "\${COMP_WORDS[i]}" in -*) ;; *) cmd="\${COMP_WORDS[i]}"; break ;; esac
   done

@@ -5,7 +5,7 @@ import { assertProfileName, emptyProfile, type Profile } from '../store/profile.
 import { isVisibleWord } from '../util/visible-word.js';
 import { forgetProfileCredentials, logOutProfile, type LogoutOptions } from './logout.js';
 import type { ProfileSettingsOptions } from './profile.js';
-import { DIRECTORY_FILE } from './shared/profile-selection.js';
+import { DIRECTORY_FILE, MAX_DIRECTORY_FILE_BYTES } from './shared/profile-selection.js';
 import { parseLoopbackRedirectUri } from './shared/redirect-uri.js';
 import { resolveScope } from './shared/settings.js';
 
@@ -74,6 +74,8 @@ export async function runProfileUse(
   } catch (error) {
     throw new MmauthError('usage', `cannot write ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
+  // Written by the user's own command: approved as written (attacks N12).
+  await store.approveDirectoryFile(path, profileName);
   out.success(`Commands run in ${dir} or below it now use profile "${profileName}" (${path}).`);
 }
 
@@ -172,4 +174,27 @@ export async function runProfileRemove(name: string, options: LogoutOptions, ctx
   );
   if (options.json === true) out.json({ ...result, removed: true });
   out.success(`Removed profile "${profileName}".`);
+}
+
+/**
+ * `profile trust [DIR]`: approves DIR's `.mmauth-profile` (default: the working directory's) with the
+ * name it holds now, so that commands run there use it (attacks N12; direnv's `allow`). A later
+ * change of the file needs approving again. Throws `usage` when there is no usable file there, and
+ * `unknown_profile` when it names no profile.
+ */
+export async function runProfileTrust(directory: string | undefined, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const { resolve, join } = await import('node:path');
+  const { readRegularFile } = await import('../util/read-regular-file.js');
+  const dir = resolve(ctx.cwd(), directory ?? '.');
+  const path = join(dir, DIRECTORY_FILE);
+  let content: string;
+  try {
+    content = readRegularFile(path, MAX_DIRECTORY_FILE_BYTES).trim();
+  } catch (error) {
+    throw new MmauthError('usage', `cannot approve ${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const { store, profileName } = await existing(content, ctx);
+  await store.approveDirectoryFile(path, profileName);
+  out.success(`Approved ${path}: commands run in ${dir} or below it use profile "${profileName}".`);
 }

@@ -2,7 +2,14 @@ import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { judgeStoredToken } from '../store/token-state.js';
 import { formatInstant } from '../ui/format.js';
-import { runProfileCreate, runProfileRemove, runProfileRename, runProfileSet, runProfileUse } from './profile-edit.js';
+import {
+  runProfileCreate,
+  runProfileRemove,
+  runProfileRename,
+  runProfileSet,
+  runProfileTrust,
+  runProfileUse,
+} from './profile-edit.js';
 import { withClientOptions, withCommonOptions } from './shared/options.js';
 import { describeSelection, selectProfile } from './shared/profile-selection.js';
 
@@ -66,6 +73,11 @@ Examples:
     .argument('<new>', 'its new name')
     .description('rename a profile: settings, credentials (re-sealed), pending login and the current pointer follow')
     .action(async (oldName, newName) => runProfileRename(oldName, newName, ctx));
+  profile
+    .command('trust')
+    .argument('[dir]', 'the directory whose .mmauth-profile to approve (default: the working directory)')
+    .description("approve a directory's .mmauth-profile: until then a file a repository brings is ignored")
+    .action(async (dir) => runProfileTrust(dir, ctx));
   withClientOptions(withCommonOptions(profile.command('remove').argument('<name>', 'the profile to remove')))
     .option('--local-only', 'remove it without ending its grant on the server')
     .description('end the grant as logout does (unless --local-only), then delete the profile entirely')
@@ -92,7 +104,8 @@ export async function runProfileList(options: { json?: boolean; names?: boolean 
   const out = await ctx.output();
   const store = await ctx.openStore();
   if (options.names === true) {
-    for (const name of store.names()) out.data(name);
+    // Only names a profile may have: a name planted in the file never reaches a shell (attacks N27).
+    for (const name of store.names()) if (/^[A-Za-z0-9._-]{1,64}$/.test(name)) out.data(name);
     return;
   }
   const selection = await selectProfile(undefined, ctx, store);

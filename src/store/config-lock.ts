@@ -1,4 +1,5 @@
-import { closeSync, constants, lstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { readRegularFile } from '../util/read-regular-file.js';
 import { MmauthError } from '../errors.js';
 import { assertSafePath } from './path-safety.js';
 
@@ -30,7 +31,7 @@ function isAlive(pid: number): boolean {
 function holderOf(lockPath: string): string | undefined {
   let pid: number;
   try {
-    pid = Number(readFileSync(pidFileOf(lockPath), 'utf8').trim());
+    pid = Number(readRegularFile(pidFileOf(lockPath), 64).trim());
   } catch {
     return undefined;
   }

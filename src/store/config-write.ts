@@ -4,7 +4,7 @@ import { MmauthError } from '../errors.js';
 
 /**
  * Replaces `config.json` at `path` with `{profiles}` (and the current profile's name, when given:
- * `null` clears it) through conf (initialised here, which reads never pay; bundled without its
+ * `null` clears it; and the approved directory files, when given) through conf (initialised here, which reads never pay; bundled without its
  * schema validator: scripts/build.mjs), mode 0600. conf writes a temporary file, fsyncs and renames
  * it over the old one, so a reader never sees half a file. Throws `store_write_failed`.
  */
@@ -12,6 +12,7 @@ export async function writeConfigFile(
   path: string,
   profiles: Record<string, unknown>,
   currentProfile?: string | null,
+  approvedDirectoryFiles?: Record<string, string>,
 ): Promise<void> {
   const { default: Conf } = await import('conf');
   try {
@@ -30,6 +31,7 @@ export async function writeConfigFile(
       // undefined leaves the current profile as it is; null clears it.
       if (currentProfile === null) conf.delete('current_profile');
       else if (currentProfile !== undefined) conf.set('current_profile', currentProfile);
+      if (approvedDirectoryFiles !== undefined) conf.set('approved_directory_files', approvedDirectoryFiles);
     });
     chmodSync(path, 0o600);
   } catch (error) {

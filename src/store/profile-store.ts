@@ -1,8 +1,12 @@
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import { isMmauthError, MmauthError, type ErrorCode } from '../errors.js';
 import { isRecord } from '../util/is-record.js';
+import { IrregularFileError, readRegularFile } from '../util/read-regular-file.js';
+
+/** The largest config file mmauth reads (a planted huge file is refused, never read: attacks N16). */
+const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
 import { lockConfig } from './config-lock.js';
 import { assertSafePath } from './path-safety.js';
 import { writeConfigFile } from './config-write.js';
@@ -54,13 +58,17 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
   };
 
   // Profile names are data, never object keys: `__proto__` or `constructor` is a name like any other.
-  const readFile = (): { profiles: Map<string, unknown>; current: string | undefined } => {
+  const readFile = (): {
+    profiles: Map<string, unknown>;
+    current: string | undefined;
+    approved: Map<string, string>;
+  } => {
     checkPaths();
     let store: unknown;
     try {
-      store = JSON.parse(readFileSync(path, 'utf8'));
+      store = JSON.parse(readRegularFile(path, MAX_CONFIG_BYTES));
     } catch (error) {
-      if (isMissing(error)) return { profiles: new Map(), current: undefined };
+      if (isMissing(error)) return { profiles: new Map(), current: undefined, approved: new Map() };
       throw describeReadFailure(path, error);
     }
     if (!isRecord(store)) {
@@ -71,7 +79,11 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       throw storeError('store_malformed', `config file ${path} is malformed: "profiles" must be an object`);
     }
     const current = typeof store.current_profile === 'string' ? store.current_profile : undefined;
-    return { profiles: new Map(Object.entries(profiles)), current };
+    const approvedJson = isRecord(store.approved_directory_files) ? store.approved_directory_files : {};
+    const approved = new Map(
+      Object.entries(approvedJson).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+    );
+    return { profiles: new Map(Object.entries(profiles)), current, approved };
   };
   const readAll = () => readFile().profiles;
   const platform = location.platform ?? process.platform;
@@ -219,6 +231,13 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     },
     update: (name, change, intent = {}) => locked(() => writeProfile(name, change, intent)),
     currentProfile: () => readFile().current,
+    approvedDirectoryFiles: () => readFile().approved,
+    approveDirectoryFile: (filePath, content) =>
+      locked(async () => {
+        const { profiles, approved } = readFile();
+        approved.set(filePath, content);
+        await writeConfigFile(path, Object.fromEntries(profiles), undefined, Object.fromEntries(approved));
+      }),
     setCurrentProfile: (name) =>
       locked(async () => {
         const { profiles } = readFile();
@@ -241,6 +260,10 @@ function isMissing(error: unknown): boolean {
 }
 
 function describeReadFailure(path: string, error: unknown): MmauthError {
+  if (error instanceof IrregularFileError) {
+    const why = error.kind === 'directory' ? 'EISDIR' : error.kind === undefined ? 'too large' : `a ${error.kind}`;
+    return storeError('store_unreadable', `cannot read config file ${path} (${why})`, error);
+  }
   if (error instanceof SyntaxError) {
     return storeError('store_malformed', `config file ${path} is not valid JSON (${error.message})`, error);
   }

@@ -88,6 +88,13 @@ export interface ProfileStore {
   /** Sets (or, with undefined, clears) the current profile, under the lock; profiles untouched. */
   setCurrentProfile(name: string | undefined): Promise<void>;
   /**
+   * The `.mmauth-profile` files the user approved (attacks N12; direnv's `allow`): absolute path →
+   * the content approved (a profile name). A file counts only while its content is the approved one.
+   */
+  approvedDirectoryFiles(): ReadonlyMap<string, string>;
+  /** Records the approval of the directory file at `path` with `content`, under the lock; profiles untouched. */
+  approveDirectoryFile(path: string, content: string): Promise<void>;
+  /**
    * Renames a profile under the lock: settings, token, refresh token, secret, pending login and the
    * chain move, sealed credentials are re-sealed under the new name (they are bound to it), the
    * token copy is made anew, and the current pointer follows. Throws `profile_exists`, and what

@@ -86,10 +86,13 @@ describe('profiles', () => {
     expect((await runCli(['token'], { env: { ...env, MMAUTH_PROFILE: 'work' }, cwd: below })).stdout.trim()).toBe(
       accessTokenOf(configDir, 'work'),
     );
+    // A changed file is no longer the approved one: ignored, with the approval command (attacks N12).
     writeFileSync(join(dir, '.mmauth-profile'), 'gone\n');
-    const dangling = await runCli(['token'], { env, cwd: below });
-    expect(dangling.code).toBe(4);
-    expect(dangling.stderr).toContain(join(dir, '.mmauth-profile'));
+    const changed = await runCli(['token'], { env, cwd: below });
+    expect(changed.stderr).toContain(
+      `ignoring ${join(dir, '.mmauth-profile')} (it names "gone"): not approved; if you trust it, run \`mmauth profile trust ${dir}\``,
+    );
+    expect((await runCli(['profile', 'trust', dir], { env })).code).toBe(4);
     // Writable by others: ignored, with a warning naming it.
     writeFileSync(join(dir, '.mmauth-profile'), 'ci\n');
     chmodSync(join(dir, '.mmauth-profile'), 0o666);

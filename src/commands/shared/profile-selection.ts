@@ -16,33 +16,64 @@ export interface ProfileSelection {
   directoryFile: string | undefined;
 }
 
+/** The most of a directory file mmauth reads: a profile name (64 characters) and a newline, with room (attacks N16). */
+export const MAX_DIRECTORY_FILE_BYTES = 256;
+
+/** A directory file's content as shown in a message: printable, at most 64 characters. */
+function shown(content: string): string {
+  const printable = content.replace(/[^\x20-\x7e]/g, '?');
+  return printable.length > 64 ? `${printable.slice(0, 64)}…` : printable;
+}
+
 /**
- * The nearest `.mmauth-profile` from `cwd` up to `/` whose owner is this user (or root) and that
- * others cannot write (decisions 34); one that fails that is passed over with `onWarning`. Returns
- * its path and the name it holds, or undefined.
+ * Reads the directory file at `path` (decisions 34; attacks N12, N16, N28): a regular file of this
+ * user's (or root's) that others cannot write, of at most MAX_DIRECTORY_FILE_BYTES, opened without
+ * blocking; its trimmed content, or why it does not count (said with `onWarning`). Undefined when
+ * there is no file there.
+ */
+async function readDirectoryFile(path: string, onWarning: (line: string) => void): Promise<string | undefined> {
+  const { lstatSync } = await import('node:fs');
+  const { readRegularFile } = await import('../../util/read-regular-file.js');
+  let stats: import('node:fs').Stats;
+  try {
+    stats = lstatSync(path);
+  } catch {
+    return undefined;
+  }
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
+  const isOwn = uid === undefined || stats.uid === uid || stats.uid === 0;
+  if (!stats.isFile() || !isOwn || (stats.mode & 0o022) !== 0) {
+    onWarning(`ignoring ${path}: it must be a file of yours (or root's) that others cannot write`);
+    return '';
+  }
+  try {
+    return readRegularFile(path, MAX_DIRECTORY_FILE_BYTES).trim();
+  } catch (error) {
+    onWarning(`ignoring ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    return '';
+  }
+}
+
+/**
+ * The nearest `.mmauth-profile` from `cwd` up to `/` that may count (readDirectoryFile) and that the
+ * user approved with this content (`approved`: `profile use --directory` or `profile trust`; attacks
+ * N12, as direnv's `allow`): a cloned repository cannot choose the profile. One that is not approved
+ * is passed over with a warning naming the approval command. Returns its path and name, or undefined.
  */
 async function findDirectoryFile(
   cwd: string,
+  approved: ReadonlyMap<string, string>,
   onWarning: (line: string) => void,
 ): Promise<{ path: string; name: string } | undefined> {
-  const { lstatSync, readFileSync } = await import('node:fs');
   const { dirname, join } = await import('node:path');
-  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
   for (let dir = cwd; ; dir = dirname(dir)) {
     const path = join(dir, DIRECTORY_FILE);
-    let stats: import('node:fs').Stats | undefined;
-    try {
-      stats = lstatSync(path);
-    } catch {
-      stats = undefined;
-    }
-    if (stats !== undefined) {
-      const isOwn = uid === undefined || stats.uid === uid || stats.uid === 0;
-      if (!stats.isFile() || !isOwn || (stats.mode & 0o022) !== 0) {
-        onWarning(`ignoring ${path}: it must be a file of yours (or root's) that others cannot write`);
-      } else {
-        return { path, name: readFileSync(path, 'utf8').trim() };
-      }
+    const content = await readDirectoryFile(path, onWarning);
+    if (content !== undefined && content !== '') {
+      if (approved.get(path) === content) return { path, name: content };
+      onWarning(
+        `ignoring ${path} (it names "${shown(content)}"): not approved; if you trust it, run \`mmauth profile trust ${dir}\``,
+      );
     }
     if (dirname(dir) === dir) return undefined;
   }
@@ -60,7 +91,7 @@ const selections = new WeakMap<AppContext, Map<string | undefined, Promise<Profi
 export function selectProfile(
   flag: string | undefined,
   ctx: AppContext,
-  store: Pick<ProfileStore, 'currentProfile'>,
+  store: Pick<ProfileStore, 'currentProfile' | 'approvedDirectoryFiles'>,
 ): Promise<ProfileSelection> {
   const byFlag = selections.get(ctx) ?? new Map<string | undefined, Promise<ProfileSelection>>();
   selections.set(ctx, byFlag);
@@ -75,7 +106,7 @@ export function selectProfile(
 async function select(
   flag: string | undefined,
   ctx: AppContext,
-  store: Pick<ProfileStore, 'currentProfile'>,
+  store: Pick<ProfileStore, 'currentProfile' | 'approvedDirectoryFiles'>,
 ): Promise<ProfileSelection> {
   if (flag !== undefined && flag.trim() === '') {
     throw new MmauthError('invalid_profile_name', 'the profile name is empty', { hint: 'name one: --profile NAME' });
@@ -84,10 +115,12 @@ async function select(
   const fromEnv = ctx.env.MMAUTH_PROFILE?.trim();
   if (fromEnv) return { name: assertProfileName(fromEnv), selectedBy: 'env', directoryFile: undefined };
   const warnings: string[] = [];
-  const file = await findDirectoryFile(ctx.cwd(), (line) => warnings.push(line));
-  if (warnings.length > 0) {
+  const file = await findDirectoryFile(ctx.cwd(), store.approvedDirectoryFiles(), (line) => warnings.push(line));
+  if (warnings.length > 0 || file !== undefined) {
     const out = await ctx.output();
     for (const line of warnings) out.warn(line);
+    // Whenever a directory file chooses, the run says so once (never silently another account).
+    if (file !== undefined) out.info(`Using profile "${shown(file.name)}" (from ${file.path}).`);
   }
   if (file !== undefined)
     return { name: assertProfileName(file.name), selectedBy: 'directory', directoryFile: file.path };

@@ -1,0 +1,118 @@
+/**
+ * Planted and hostile files (issue 31: N12, N16, N27, N28, N17, W15): a cloned repository, a huge or
+ * endless file, a profile name made to run in a shell. Each case is the attack tried again.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { makeConfigDir, runCli } from '../support/cli.js';
+import { startTestEmulator } from '../support/emulator.js';
+import { writeProfiles } from '../support/profiles.js';
+
+function workDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mmauth-planted-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function twoServers() {
+  const dev = await startTestEmulator();
+  const prod = await startTestEmulator();
+  const configDir = makeConfigDir();
+  const file = { MMAUTH_CREDENTIAL_STORE: 'file' };
+  expect((await runCli(['client-credentials', '--profile', 'dev'], { env: dev.env(configDir, file) })).code).toBe(0);
+  expect((await runCli(['client-credentials', '--profile', 'prod'], { env: prod.env(configDir, file) })).code).toBe(0);
+  expect((await runCli(['profile', 'use', 'dev'], { env: { MMAUTH_CONFIG_DIR: configDir } })).code).toBe(0);
+  return { dev, prod, configDir, env: { MMAUTH_CONFIG_DIR: configDir } };
+}
+
+describe('N12: a repository cannot choose the profile', () => {
+  it("a cloned repository's .mmauth-profile naming prod is ignored with a warning until `profile trust`; then it says so on every run; a change needs approving again", async () => {
+    const { dev, prod, configDir, env } = await twoServers();
+    const repo = workDir();
+    writeFileSync(join(repo, '.mmauth-profile'), 'prod\n');
+    const before = prod.requests.length;
+    const logout = await runCli(['logout'], { env, cwd: repo });
+    expect(logout.code, logout.stderr).toBe(0);
+    expect(logout.stderr).toContain(`ignoring ${join(repo, '.mmauth-profile')} (it names "prod"): not approved`);
+    // It was dev that logged out; prod's grant was never touched.
+    expect(prod.requests.length).toBe(before);
+    expect(dev.requests.some((r) => r.url === '/oauth2/revoke')).toBe(true);
+    const trust = await runCli(['profile', 'trust', repo], { env });
+    expect(trust.code, trust.stderr).toBe(0);
+    const token = await runCli(['token'], { env, cwd: repo });
+    expect(token.code, token.stderr).toBe(0);
+    expect(token.stderr).toContain(`Using profile "prod" (from ${join(repo, '.mmauth-profile')}).`);
+    const config = JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8'));
+    expect(token.stdout.trim()).toBe(config.profiles.prod.token.access_token);
+    writeFileSync(join(repo, '.mmauth-profile'), 'dev\n');
+    const changed = await runCli(['status', '--json'], { env, cwd: repo });
+    expect(JSON.parse(changed.stdout).selected_by).toBe('config');
+    expect(changed.stderr).toContain('not approved');
+  });
+
+  it('N16: a huge .mmauth-profile is refused unread (bounded, at once); names are shown truncated', async () => {
+    const { env } = await twoServers();
+    const repo = workDir();
+    writeFileSync(join(repo, '.mmauth-profile'), 'x'.repeat(50 * 1024 * 1024));
+    const started = Date.now();
+    const status = await runCli(['status', '--json'], { env, cwd: repo });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(JSON.parse(status.stdout).selected).toBe('dev');
+    expect(status.stderr).toContain('is larger than mmauth reads (52428800 bytes)');
+    writeFileSync(join(repo, '.mmauth-profile'), `${'y'.repeat(200)}\n`);
+    const long = await runCli(['status', '--json'], { env, cwd: repo });
+    expect(long.stderr).toContain(`(it names "${'y'.repeat(64)}…")`);
+  });
+});
+
+describe('N28: planted FIFOs never hang mmauth', () => {
+  it.each(['.mmauth-profile', 'config.json', 'config.json.lock.pid'])(
+    'a FIFO as %s: the command ends by its own rules, within seconds',
+    async (name) => {
+      const { env, configDir } = await twoServers();
+      const repo = workDir();
+      const where = name === '.mmauth-profile' ? join(repo, name) : join(configDir, name);
+      if (name === 'config.json') rmSync(where);
+      if (name === 'config.json.lock.pid') mkdirSync(join(configDir, 'config.json.lock'));
+      execFileSync('mkfifo', ['-m', '600', where]);
+      const started = Date.now();
+      const result = await runCli(['token', '--profile', 'dev'], { env, cwd: repo, timeoutMs: 15_000 });
+      expect(Date.now() - started).toBeLessThan(12_000);
+      if (name === 'config.json') {
+        expect(result.code).toBe(1);
+        expect(result.stderr).toContain('(a FIFO)');
+      } else {
+        expect(result.code, result.stderr).toBe(0);
+      }
+    },
+    20_000,
+  );
+});
+
+describe('N27: Tab never runs a command named in the config file', () => {
+  it('a profile named $(touch …) is not listed by --names, and the bash completion never expands it', async () => {
+    const configDir = makeConfigDir();
+    const marker = join(workDir(), 'ran');
+    writeProfiles(configDir, { [`$(touch ${marker})`]: { base_url: 'https://maps.example.com' }, ok: {} });
+    const names = await runCli(['profile', 'list', '--names'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    expect(names.stdout).toBe('ok\n');
+    const script = (await runCli(['completion', 'bash'])).stdout;
+    expect(script).not.toMatch(/compgen -W "\$\(mmauth profile list/);
+    // Complete `mmauth token --profile <Tab>` in a real bash with a stand-in mmauth that prints the planted name.
+    const bin = workDir();
+    writeFileSync(join(bin, 'mmauth'), `#!/bin/sh\nprintf '%s\\n' '$(touch ${marker})' ok\n`, { mode: 0o755 });
+    const run = spawnSync(
+      'bash',
+      [
+        '-c',
+        `${script}\nCOMP_WORDS=(mmauth token --profile ''); COMP_CWORD=3; _mmauth; printf '%s\\n' "\${COMPREPLY[@]}"`,
+      ],
+      { env: { PATH: `${bin}:/usr/bin:/bin` }, encoding: 'utf8', timeout: 10_000 },
+    );
+    expect(run.stdout).toContain('ok');
+    expect(() => readFileSync(marker)).toThrow();
+  });
+});
