@@ -1,7 +1,8 @@
 import { createBrowserLauncher, type BrowserLauncher } from './browser/open-browser.js';
 import { MmauthError } from './errors.js';
 import { createHttpClient } from './http/http-client.js';
-import { rememberEnvironmentSecrets, SecretScrubber } from './http/redact.js';
+import { rememberEnvironmentSecrets } from './http/environment-secrets.js';
+import { SecretScrubber } from './http/redact.js';
 import { secretsOf, type Profile } from './store/profile.js';
 import type { HttpClient } from './http/http-types.js';
 import type { StreamedResponse, StreamRequest } from './http/stream-request.js';

@@ -144,7 +144,11 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
       const trace = isVerbose(options, ctx.env)
         ? (url: URL) => report(() => out.debug(`< redirect ${redactUrl(url.href, new SecretScrubber())}`))
         : undefined;
-      response = await receiveToken(responses, judge, success, { onRefused, trace }).catch((error: unknown) => {
+      response = await receiveToken(responses, judge, success, {
+        onRefused,
+        trace,
+        scrub: (text) => ctx.secrets.scrub(text),
+      }).catch((error: unknown) => {
         // The probe saw the sign-in page: the server took the request; the browser never came back.
         if (!hasErrorCode(error, 'callback_timeout') || !options.probe) throw error;
         throw new MmauthError('callback_timeout', error.message, {
@@ -197,7 +201,12 @@ async function receiveToken(
   responses: AuthorizationResponses,
   judge: ResponseJudge,
   success: CallbackPage,
-  listeners: { onRefused(reason: string): void; trace: ((url: URL) => void) | undefined },
+  listeners: {
+    onRefused(reason: string): void;
+    trace: ((url: URL) => void) | undefined;
+    /** What the browser's page may show of a failure: the run's secrets scrubbed (attacks N25). */
+    scrub(text: string): string;
+  },
 ): Promise<TokenResponse> {
   for (;;) {
     const incoming = await responses.next();
@@ -211,7 +220,7 @@ async function receiveToken(
         listeners.onRefused(error.message);
         continue;
       }
-      const detail = error instanceof Error ? error.message : String(error);
+      const detail = listeners.scrub(error instanceof Error ? error.message : String(error));
       incoming.respond({ isSuccess: false, title: 'Sign-in failed', detail });
       throw error;
     }

@@ -1,4 +1,4 @@
-import { withoutUserinfo } from './redact.js';
+import { withoutUserinfo } from './environment-secrets.js';
 import { MmauthError } from '../errors.js';
 
 /** undici's own timeouts (connect, headers, body), reported like the overall AbortSignal timeout. */

@@ -1,4 +1,5 @@
 import { decodeBasicCredentials } from '../util/basic-auth.js';
+import { holdsSecretRun, secretRuns, withholdEcho } from './secret-echo.js';
 /**
  * Redaction for the --verbose HTTP trace. Two layers: fields known to carry secrets are replaced
  * by name (form and JSON bodies, URL queries and fragments, Authorization headers), and every
@@ -79,6 +80,7 @@ interface SecretForms {
 /** Secret values seen in this process, so that they can be scrubbed from anything printed. */
 export class SecretScrubber {
   readonly #forms = new Map<string, SecretForms>();
+  readonly #runs = new Set<string>();
 
   /** Remembers `value` as a secret (values shorter than 6 characters are too common to scrub). */
   remember(value: string | undefined | null): void {
@@ -87,13 +89,15 @@ export class SecretScrubber {
     const base64Url = Buffer.from(value).toString('base64url');
     const plain = [...new Set([value, base64, base64.replace(/=+$/, ''), base64Url])];
     this.#forms.set(value, { plain, encoded: undefined });
+    for (const run of secretRuns(value)) this.#runs.add(run);
   }
 
   /**
    * `text` with every remembered secret replaced by REDACTED: raw, %-encoded (either case), form-
    * encoded, JSON-escaped, or in Base64 (a Basic credential's whole `id:secret` is remembered too).
    * Plain forms are found by string search; the pattern of encoded forms (slow to run: an
-   * alternation per character) only runs on text that holds an escape (`%`, `\`, or `+`).
+   * alternation per character) only runs on text that holds an escape (`%`, `\`, or `+`). A text
+   * still holding a secret in disguise (holdsSecretRun) has its server's words withheld (withholdEcho).
    */
   scrub(text: string): string {
     let result = text;
@@ -107,7 +111,8 @@ export class SecretScrubber {
         result = result.replace(forms.encoded, REDACTED);
       }
     }
-    return result;
+    // What the exact forms missed: a disguise (case, HTML, spaces, hex, a Base64 blob of more than the secret).
+    return result.length <= 65_536 && holdsSecretRun(result, this.#runs) ? withholdEcho(result) : result;
   }
 }
 
@@ -203,35 +208,6 @@ export function redactHeader(name: string, value: string, scrubber: SecretScrubb
     return REDACTED;
   }
   return scrubber.scrub(value);
-}
-
-/** The proxy variables whose userinfo is a secret (HTTP_PROXY and friends, in either case). */
-const PROXY_VARIABLES = ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy'];
-
-/**
- * Remembers the secrets the environment holds (MMAUTH_CLIENT_SECRET, MMAUTH_TOKEN, a proxy URL's
- * password and whole userinfo), so that no message, hint, JSON error or trace prints them.
- */
-export function rememberEnvironmentSecrets(scrubber: SecretScrubber, env: NodeJS.ProcessEnv): void {
-  scrubber.remember(env.MMAUTH_CLIENT_SECRET?.trim());
-  scrubber.remember(env.MMAUTH_TOKEN?.trim());
-  for (const name of PROXY_VARIABLES) {
-    const value = env[name];
-    if (value === undefined || !value.includes('@')) continue;
-    try {
-      const url = new URL(value.includes('://') ? value : `http://${value}`);
-      scrubber.remember(decodeURIComponent(url.password));
-      scrubber.remember(url.password);
-      if (url.username !== '' && url.password !== '') scrubber.remember(`${url.username}:${url.password}`);
-    } catch {
-      // Not a URL: the proxy layer reports it; there is nothing to remember.
-    }
-  }
-}
-
-/** `url` without its userinfo (`http://user:password@host` → `http://host`); anything else as given. */
-export function withoutUserinfo(url: string): string {
-  return url.replace(/^([a-z][a-z\d+.-]*:\/\/)[^/@\s]*@/i, '$1');
 }
 
 /**

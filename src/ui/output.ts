@@ -94,8 +94,9 @@ export async function createOutput(
     data: (line) => streams.stdout.write(`${line}\n`),
     json: (value, options = {}) => {
       hasPrintedJson = true;
-      const text = JSON.stringify(value, null, 2);
-      streams.stdout.write(`${escapeJsonForTerminal(options.redact === true ? scrub(text) : text)}\n`);
+      // Redacted string by string, so that a withheld echo (scrub) never breaks the document.
+      const text = JSON.stringify(options.redact === true ? scrubStrings(value, scrub) : value, null, 2);
+      streams.stdout.write(`${escapeJsonForTerminal(text)}\n`);
     },
     get hasPrintedJson() {
       return hasPrintedJson;
@@ -126,4 +127,14 @@ export async function createOutput(
       if (!isJsonRun) streams.stderr.write(text);
     },
   };
+}
+
+/** `value` with every string in it (keys aside) passed through `scrub`. */
+function scrubStrings(value: unknown, scrub: (text: string) => string): unknown {
+  if (typeof value === 'string') return scrub(value);
+  if (Array.isArray(value)) return value.map((item) => scrubStrings(item, scrub));
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrubStrings(item, scrub)]));
+  }
+  return value;
 }

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { reasonNotToOpen } from '../../browser/open-browser.js';
 import { isMmauthError } from '../../errors.js';
 import { proxySettings } from '../../http/proxy-transport.js';
-import { withoutUserinfo } from '../../http/redact.js';
+import { withoutUserinfo } from '../../http/environment-secrets.js';
 import { resolveEndpoints, type Endpoints } from '../../oauth/endpoints.js';
 import type { ServerConfiguration } from '../../oauth/server-configuration.js';
 import { formatDuration } from '../../ui/format.js';
