@@ -212,10 +212,15 @@ export async function settleChain(
   const { left } = settled;
   const done = chain.filter((token) => !left.includes(token));
   if (done.length > 0) {
-    await target.store.update(target.profileName, (current) =>
-      current.chainToRetire === undefined
-        ? current
-        : { ...current, chainToRetire: withoutRetired(current.chainToRetire, done) },
+    // Only the same profile, and only while it still owes these links: a profile renamed, removed or
+    // replaced meanwhile is left as it is (attacks N17; a link still recorded elsewhere is presented again later).
+    await target.store.update(
+      target.profileName,
+      (current) =>
+        current.chainToRetire?.some((token) => done.includes(token)) === true
+          ? { ...current, chainToRetire: withoutRetired(current.chainToRetire, done) }
+          : current,
+      { mustExist: true },
     );
   }
   return settled;

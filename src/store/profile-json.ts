@@ -128,8 +128,11 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
     };
   }
   const lastGrant = isRecord(json.token) ? json.token.grant : json.last_grant;
+  const baseUrl = optionalString(json, 'base_url', where);
+  // A base URL that is no URL is a malformed file, said where (attacks W15), never an unexpected failure later.
+  if (baseUrl !== undefined && !URL.canParse(baseUrl)) throw new ProfileFormatError(`${where}.base_url is not a URL`);
   return {
-    baseUrl: optionalString(json, 'base_url', where),
+    baseUrl,
     clientId: optionalString(json, 'client_id', where),
     clientSecret: secretField(json, 'clientSecret', where, sealing),
     scope: optionalString(json, 'scope', where),

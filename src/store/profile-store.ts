@@ -155,6 +155,7 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
   ): Promise<Profile | undefined> => {
     const { profiles: all, current: currentName } = readFile();
     const raw = all.get(name);
+    if (raw === undefined && intent.mustExist === true) return undefined;
     const formerAccounts = accountsOf(all);
     const current = raw === undefined ? emptyProfile() : await open(name, raw, 'omit');
     const prior = {

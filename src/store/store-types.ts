@@ -20,6 +20,12 @@ export interface WriteIntent {
    * keyring whatever MMAUTH_CREDENTIAL_STORE says: credentials never leave it silently.
    */
   isStoring?: boolean | undefined;
+  /**
+   * A follow-up write (the chain's record cleared after a renewal): when no profile of that name
+   * exists any more (removed or renamed meanwhile), nothing is written; never an empty profile
+   * brought back under the old name (attacks N17).
+   */
+  mustExist?: boolean | undefined;
   /** Called when a storing command's explicit choice moves a keyring profile's credentials into the file. */
   onLeaveKeyring?: (() => void) | undefined;
 }

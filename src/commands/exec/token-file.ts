@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, lstatSync, mkdtempSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MmauthError } from '../../errors.js';
 
 /** The private directory of one `exec` run and the token file in it. */
 export interface TokenFile {
@@ -16,8 +17,26 @@ export interface TokenFile {
 }
 
 /**
+ * Whether another user could swap what is put in `dir` (attacks N8): it must be this user's and
+ * writable by nobody else, or root's with the sticky bit (as /tmp is), where only the owner of an
+ * entry may rename or remove it.
+ */
+function isSafeParent(dir: string): boolean {
+  try {
+    const stats = lstatSync(dir);
+    if (!stats.isDirectory()) return false;
+    const uid = typeof process.getuid === 'function' ? process.getuid() : stats.uid;
+    if (stats.uid === uid && (stats.mode & 0o022) === 0) return true;
+    return stats.uid === 0 && (stats.mode & 0o1000) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Where the private directory goes (decisions 36): `XDG_RUNTIME_DIR` when it is set and is a
- * directory of this user's with mode 0700, else the system temporary directory.
+ * directory of this user's with mode 0700, else the system temporary directory, which must be
+ * safe (isSafeParent). Throws `store_insecure` naming it and TMPDIR otherwise.
  */
 export function privateParent(env: NodeJS.ProcessEnv): string {
   const runtime = env.XDG_RUNTIME_DIR;
@@ -30,7 +49,15 @@ export function privateParent(env: NodeJS.ProcessEnv): string {
       // Not there: the temporary directory instead.
     }
   }
-  return tmpdir();
+  const temporary = tmpdir();
+  if (!isSafeParent(temporary)) {
+    throw new MmauthError(
+      'store_insecure',
+      `the temporary directory ${temporary} can be written by others and has no sticky bit: exec keeps no token there`,
+      { hint: 'set TMPDIR (or XDG_RUNTIME_DIR) to a directory of yours that only you can write' },
+    );
+  }
+  return temporary;
 }
 
 /** Writes `text` into a new file at `path` (0600), never through a link. */
@@ -56,7 +83,11 @@ export function createTokenFile(env: NodeJS.ProcessEnv, accessToken: string): To
       renameSync(temporary, path);
     },
     remove() {
-      rmSync(dir, { recursive: true, force: true });
+      try {
+        rmSync(dir, { recursive: true, force: true });
+      } catch {
+        // A failed clean-up never replaces the child's exit code; the directory is the user's alone.
+      }
     },
   };
   file.write(accessToken);

@@ -161,6 +161,9 @@ export async function buildApiRequest(
   const method = (options.method ?? (options.data !== undefined || fields.length > 0 ? 'POST' : 'GET')).toUpperCase();
   // RFC 9110 §9.1: a method is a token; `-X 'GET /x'` would rewrite the request line.
   if (!/^[!#$%&'*+.^_`|~\w-]+$/.test(method)) throw new MmauthError('usage', `-X "${method}" is not an HTTP method`);
+  // CONNECT asks for a tunnel, not a resource (RFC 9110 §9.3.6): no API request (attacks W15).
+  if (method === 'CONNECT')
+    throw new MmauthError('usage', '-X CONNECT opens a tunnel; mmauth api sends requests for resources');
   let body: Uint8Array | undefined;
   if (fields.length > 0 && method === 'GET') {
     for (const [key, value] of fields) url.searchParams.append(key, value);
