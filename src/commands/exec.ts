@@ -109,20 +109,26 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
     (line) => out.warn(line),
     { follower, canRenew },
   );
-  let server: { url: string; authorization: string; close(): Promise<void> } | undefined;
+  let server:
+    { url: string; authorization: string; socketPath: string | undefined; close(): Promise<void> } | undefined;
   try {
     if (options.serve === true) {
       const { startTokenServer } = await import('./exec/token-server.js');
-      server = await startTokenServer(() => keeper.fresh());
+      const { join } = await import('node:path');
+      server = await startTokenServer(() => keeper.fresh(), join(file.dir, 'token.sock'));
     }
     const env = childEnvironment(ctx.env, {
       [options.tokenEnv]: first.accessToken,
       MMAUTH_TOKEN_FILE: file.path,
       ...(server === undefined
         ? {}
-        : { MMAUTH_TOKEN_URL: server.url, MMAUTH_TOKEN_URL_AUTHORIZATION: server.authorization }),
+        : {
+            MMAUTH_TOKEN_URL: server.url,
+            MMAUTH_TOKEN_URL_AUTHORIZATION: server.authorization,
+            ...(server.socketPath === undefined ? {} : { MMAUTH_TOKEN_SOCKET: server.socketPath }),
+          }),
     });
-    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line)));
+    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), file.dir));
   } finally {
     // A renewal in flight is waited for, so the pair it brings is stored, never lost (issue 30).
     await keeper.stop();
@@ -141,8 +147,12 @@ async function runChild(
   args: string[],
   env: NodeJS.ProcessEnv,
   onError: (line: string) => void,
+  privateDir: string,
 ): Promise<number> {
-  const { spawn } = await import('node:child_process');
+  const [{ spawn }, { startWatchdog }] = await Promise.all([
+    import('node:child_process'),
+    import('./exec/watchdog.js'),
+  ]);
   // While the child runs, signals are its: the process's own Ctrl-C handling steps aside.
   const saved = process.listeners('SIGINT');
   process.removeAllListeners('SIGINT');
@@ -152,6 +162,8 @@ async function runChild(
     return () => process.off(signal, forward);
   });
   const child = spawn(program, args, { stdio: 'inherit', env });
+  // Ends the child if this process is killed without its clean-up (kill -9: attacks N7).
+  const watchdog = child.pid === undefined ? undefined : startWatchdog(child.pid, privateDir);
   try {
     return await new Promise<number>((resolve) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
@@ -162,6 +174,7 @@ async function runChild(
       child.once('exit', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
     });
   } finally {
+    watchdog?.release();
     for (const remove of forwarders) remove();
     for (const listener of saved) process.on('SIGINT', listener as () => void);
   }

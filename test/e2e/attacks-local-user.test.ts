@@ -162,3 +162,36 @@ describe('signals (N1, N9)', () => {
     },
   );
 });
+
+describe('N7: an orphaned child', () => {
+  it('the endpoint also listens on a Unix socket in the private directory; after kill -9 of exec the child is ended and the directory removed', async () => {
+    const emulator = await startTestEmulator();
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, { MMAUTH_CREDENTIAL_STORE: 'file' });
+    expect((await startCli(['client-credentials'], { env }).done).code).toBe(0);
+    const script = `const http = require('node:http');
+      http.get({ socketPath: process.env.MMAUTH_TOKEN_SOCKET, path: '/token', headers: { authorization: 'Bearer ' + process.env.MMAUTH_TOKEN_URL_AUTHORIZATION } }, (res) => {
+        console.log(JSON.stringify({ pid: process.pid, status: res.statusCode, socket: process.env.MMAUTH_TOKEN_SOCKET }));
+      });
+      setInterval(() => {}, 1000);`;
+    const exec = startCli(['exec', '--serve', '--', process.execPath, '-e', script], { env, timeoutMs: 20_000 });
+    const [line] = await exec.waitForStdout(/\{.*"status".*\}/);
+    const seen = JSON.parse(line) as { pid: number; status: number; socket: string };
+    expect(seen.status).toBe(200);
+    const { statSync, existsSync } = await import('node:fs');
+    const { dirname } = await import('node:path');
+    expect(statSync(dirname(seen.socket)).mode & 0o777).toBe(0o700);
+    process.kill(exec.child.pid ?? 0, 'SIGKILL');
+    let isAlive = true;
+    for (let i = 0; i < 50 && isAlive; i++) {
+      await sleep(100);
+      try {
+        process.kill(seen.pid, 0);
+      } catch {
+        isAlive = false;
+      }
+    }
+    expect(isAlive).toBe(false);
+    expect(existsSync(dirname(seen.socket))).toBe(false);
+  });
+});

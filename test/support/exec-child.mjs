@@ -5,7 +5,7 @@
 // the files of the token's directory. With ASK_AGAIN_ON_401=1 it does what README tells a program to
 // do on a 401 (ask mmauth again, once) and counts that in `askedAgain`; the status that counts is
 // the second answer. Exits 0 when every token was accepted, 1 otherwise.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 const {
@@ -50,7 +50,12 @@ while (Date.now() < deadline) {
   await new Promise((resolve) => setTimeout(resolve, Number(INTERVAL_MS)));
 }
 const dir = dirname(MMAUTH_TOKEN_FILE);
-const files = Object.fromEntries(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')]));
+// Regular files only: with --serve the directory also holds the endpoint's Unix socket.
+const files = Object.fromEntries(
+  readdirSync(dir)
+    .filter((name) => statSync(join(dir, name)).isFile())
+    .map((name) => [name, readFileSync(join(dir, name), 'utf8')]),
+);
 const environ = readFileSync(`/proc/${process.pid}/environ`, 'utf8');
 writeFileSync(REPORT_FILE, JSON.stringify({ seen, statuses, askedAgain, environ, files, dir }));
 process.exit(statuses.every((status) => status === 200) ? 0 : 1);

@@ -20,6 +20,8 @@ export interface TokenServer {
   readonly url: string;
   /** The value the child sends as `Authorization: Bearer …` (256 random bits). */
   readonly authorization: string;
+  /** The same endpoint on a Unix socket in the private directory (0700): only this user can reach it, and nobody can take it over (attacks N7). */
+  readonly socketPath: string | undefined;
   close(): Promise<void>;
 }
 
@@ -36,11 +38,13 @@ function answer(res: ServerResponse, status: number, body: unknown, headers: Rec
  * authorization 401; a foreign Host 403 (no DNS rebinding); another path 404, another method
  * 405. Nothing is logged. A failing `fresh()` answers 503 with the reason.
  */
-export async function startTokenServer(fresh: () => Promise<ServedToken>): Promise<TokenServer> {
+export async function startTokenServer(fresh: () => Promise<ServedToken>, socketPath?: string): Promise<TokenServer> {
   const authorization = randomBytes(32).toString('base64url');
   let host = '';
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if ((req.headers.host ?? '').toLowerCase() !== host) return answer(res, 403, { error: 'forbidden_host' });
+  const handle = (req: IncomingMessage, res: ServerResponse, isSocket: boolean) => {
+    // No page on another site reaches a Unix socket: its Host is whatever the client says (curl: localhost).
+    if (!isSocket && (req.headers.host ?? '').toLowerCase() !== host)
+      return answer(res, 403, { error: 'forbidden_host' });
     const path = (req.url ?? '/').split('?')[0];
     if (path !== '/token') return answer(res, 404, { error: 'not_found' });
     if (req.method !== 'GET') return answer(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
@@ -62,7 +66,8 @@ export async function startTokenServer(fresh: () => Promise<ServedToken>): Promi
           error_description: error instanceof Error ? error.message : String(error),
         }),
     );
-  });
+  };
+  const server = createServer((req, res) => handle(req, res, false));
   // Only this user's programs get in (attacks N6, N7); short header and request limits, few connections.
   admitOwnUserOnly(server);
   server.keepAliveTimeout = 5_000;
@@ -71,13 +76,25 @@ export async function startTokenServer(fresh: () => Promise<ServedToken>): Promi
   await listenOnLoopback(server, 0);
   const port = (server.address() as AddressInfo).port;
   host = `127.0.0.1:${port}`;
+  const socketServer = socketPath === undefined ? undefined : createServer((req, res) => handle(req, res, true));
+  if (socketServer !== undefined && socketPath !== undefined) {
+    socketServer.requestTimeout = 10_000;
+    await new Promise<void>((resolve, reject) => {
+      socketServer.once('error', reject);
+      socketServer.listen(socketPath, () => resolve());
+    });
+  }
+  const closeOne = (one: typeof server) =>
+    new Promise<void>((resolve) => {
+      one.close(() => resolve());
+      one.closeAllConnections();
+    });
   return {
     url: `http://127.0.0.1:${port}/token`,
     authorization,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    socketPath,
+    close: async () => {
+      await Promise.all([closeOne(server), ...(socketServer === undefined ? [] : [closeOne(socketServer)])]);
+    },
   };
 }
