@@ -91,6 +91,8 @@ export interface MmauthErrorOptions {
   hint?: string | undefined;
   /** Facts a hint needs (a port, a host, `viaProxy`), never secrets. */
   details?: Readonly<Record<string, string>>;
+  /** The exit code the CLI gives this error (set on what the library throws: decisions 44). */
+  exitCode?: number | undefined;
 }
 
 /** Marks MmauthErrors across bundles (the emulator is a bundle of its own, with its own class). */
@@ -105,6 +107,8 @@ export class MmauthError extends Error {
   readonly status: number | undefined;
   readonly hint: string | undefined;
   readonly details: Readonly<Record<string, string>>;
+  /** The exit code the CLI gives this error; set on every error the library (`import … from 'mmauth'`) throws. */
+  readonly exitCode: number | undefined;
 
   constructor(code: ErrorCode, message: string, options: MmauthErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -115,6 +119,7 @@ export class MmauthError extends Error {
     this.status = options.status;
     this.hint = options.hint;
     this.details = options.details ?? {};
+    this.exitCode = options.exitCode;
   }
 }
 

@@ -85,8 +85,8 @@ Examples:
 Exit codes: 0 ok, 1 error, 2 usage, 3 network/timeout, 4 authentication/authorization, 130 interrupted.
 
 More in the package's docs/: commands.md, profiles.md, exec-and-programs.md (tokens for programs:
-each one is good until the next renewal; on a 401 ask again), json-and-exit-codes.md, security.md,
-development.md.`,
+each one is good until the next renewal; on a 401 ask again), library.md (getToken for Node
+programs), json-and-exit-codes.md, security.md, development.md.`,
     );
   // Under --json, stderr carries warnings and errors only (decisions 32); `api` has no --json.
   program.hook('preAction', async (_, action) => {

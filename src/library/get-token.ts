@@ -1,0 +1,179 @@
+import { statSync } from 'node:fs';
+import type { AppContext } from '../context.js';
+import { usableAccessToken } from '../commands/shared/usable-token.js';
+import { isFresh } from '../grant/freshness.js';
+import { renewToken } from '../grant/renewal.js';
+import type { StoredToken } from '../store/profile.js';
+import { createLibraryContext } from './library-context.js';
+import { toLibraryError } from './library-errors.js';
+
+/** What `getToken` hands a program: an access token only, never a refresh token or a secret. */
+export interface Token {
+  /** The access token, for `Authorization: Bearer …` (RFC 6750 §2.1). */
+  readonly accessToken: string;
+  /** `Bearer`. */
+  readonly tokenType: string;
+  /** When it expires; null for a token that never does. */
+  readonly expiresAt: Date | null;
+  /** The scopes granted (RFC 6749 §3.3), as the server said. */
+  readonly scope: readonly string[];
+  /** The profile it belongs to. */
+  readonly profile: string;
+}
+
+/** Options of `getToken` and `createTokenSource`. */
+export interface TokenOptions {
+  /** The profile; default as the CLI selects one (MMAUTH_PROFILE, the approved .mmauth-profile, `profile use`, `default`). */
+  profile?: string;
+  /** Seconds the token must still be valid for (the CLI's --min-ttl); default 0: the renewal margin alone. */
+  minTtl?: number;
+  /** Aborts a renewal in flight. */
+  signal?: AbortSignal;
+  /** Environment variables read instead of the process's (MMAUTH_CONFIG_DIR, MMAUTH_CLIENT_SECRET, …). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The identity and version of the config file: it changed when any of these did (another process wrote it). */
+function signatureOf(path: string): string {
+  try {
+    const stats = statSync(path, { bigint: true });
+    return `${stats.ino}:${stats.size}:${stats.mtimeNs}`;
+  } catch {
+    return 'none';
+  }
+}
+
+/** The public form of a stored token: immutable, without anything secret but the access token. */
+function toToken(stored: StoredToken | undefined, accessToken: string, profile: string): Token {
+  return Object.freeze({
+    accessToken,
+    tokenType: 'Bearer',
+    expiresAt: stored?.expiresAt === undefined ? null : new Date(stored.expiresAt),
+    scope: Object.freeze((stored?.scope ?? '').split(' ').filter((scope) => scope !== '')),
+    profile,
+  });
+}
+
+/** One profile's token as a program holds it: the CLI's code path, with a cache that costs a `stat`. */
+export class TokenProvider {
+  #ctx: AppContext | undefined;
+  #signature = '';
+  #configPath: string | undefined;
+  #cached: { token: Token; stored: StoredToken | undefined } | undefined;
+  #inFlight: Promise<Token> | undefined;
+  readonly #options: TokenOptions;
+
+  constructor(options: TokenOptions) {
+    this.#options = options;
+  }
+
+  /** The context of the file's current version: a new one (selection and store re-read) when another process wrote it. */
+  async #context(): Promise<AppContext> {
+    const signature = this.#configPath === undefined ? '' : signatureOf(this.#configPath);
+    if (this.#ctx === undefined || signature !== this.#signature) {
+      this.#ctx = createLibraryContext(this.#options.env ?? {}, this.#options.signal ?? new AbortController().signal);
+      this.#configPath = (await this.#ctx.openStore()).path;
+      this.#signature = signatureOf(this.#configPath);
+      this.#cached = undefined;
+    }
+    return this.#ctx;
+  }
+
+  /**
+   * A usable token (getToken's contract). A fresh token from an unchanged config file costs one
+   * `stat` and no I/O else; one renewal at a time in this process, and across processes as always.
+   */
+  async get(): Promise<Token> {
+    const minTtl = this.#options.minTtl ?? 0;
+    const cached = this.#cached;
+    if (
+      cached !== undefined &&
+      this.#configPath !== undefined &&
+      signatureOf(this.#configPath) === this.#signature &&
+      (cached.stored === undefined || isFresh(cached.stored, Date.now(), minTtl))
+    ) {
+      return cached.token;
+    }
+    this.#inFlight ??= this.#load(minTtl).finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  async #load(minTtl: number): Promise<Token> {
+    try {
+      const ctx = await this.#context();
+      const options = {
+        minTtl,
+        renew: true,
+        timeout: 30,
+        ...(this.#options.profile === undefined ? {} : { profile: this.#options.profile }),
+      };
+      const choice = await usableAccessToken(options, ctx, () => undefined);
+      const token = toToken(choice.stored, choice.accessToken, choice.profileName);
+      // The file as it is after a renewal this call made: the next call compares with it.
+      if (this.#configPath !== undefined) this.#signature = signatureOf(this.#configPath);
+      this.#cached = { token, stored: choice.stored };
+      return token;
+    } catch (error) {
+      throw toLibraryError(error);
+    }
+  }
+
+  /**
+   * Renews now whatever the token's lifetime (a 401 from the API: decisions 10), once across processes
+   * (renewToken: when another process renewed meanwhile, its token), and returns the new token.
+   */
+  async renewAfterRefusal(refused: Token): Promise<Token> {
+    try {
+      const ctx = await this.#context();
+      const store = await ctx.openStore();
+      const profile = await store.read(refused.profile);
+      const stored = profile?.token;
+      if (stored === undefined || stored.accessToken !== refused.accessToken) {
+        this.#cached = undefined;
+        return await this.get();
+      }
+      const renewed = await renewToken(
+        stored,
+        { profileName: refused.profile, store, timeoutSeconds: 30, isAccessTokenRefused: true },
+        ctx,
+      );
+      const token = toToken(renewed, renewed.accessToken, refused.profile);
+      this.#signature = this.#configPath === undefined ? '' : signatureOf(this.#configPath);
+      this.#cached = { token, stored: renewed };
+      return token;
+    } catch (error) {
+      throw toLibraryError(error);
+    }
+  }
+
+  /** The base URL of the profile `token` belongs to (MMAUTH_BASE_URL for a token given in the environment). */
+  async baseUrlOf(token: Token): Promise<string | undefined> {
+    const ctx = await this.#context();
+    const listed = (await ctx.openStore()).listOne(token.profile);
+    return listed?.baseUrl ?? ctx.env.MMAUTH_BASE_URL?.trim() ?? undefined;
+  }
+}
+
+/** One provider per option set in this process, so that every `getToken()` call shares its cache. */
+const providers = new Map<string, TokenProvider>();
+
+/**
+ * A usable access token of a profile (README "Tokens that programs hold"), by the same rules,
+ * store, keyring, origin binding, freshness margin, lock and single-flight renewal as `mmauth
+ * token`: a renewal here and one by the CLI at the same moment give one grant. A fresh token costs
+ * a `stat` of the config file (re-read only when it changed). Never prompts, never opens a browser,
+ * never prints, never returns a refresh token or a secret. Throws `LoginRequiredError` (code
+ * `not_logged_in`, `unknown_profile`, `refresh_refused`, `token_expired`, `credentials_lost`) when
+ * only a login helps, else an `MmauthError` with `code` and `exitCode` (network 3, …).
+ */
+export function getToken(options: TokenOptions = {}): Promise<Token> {
+  const key = JSON.stringify([options.profile, options.minTtl, options.env]);
+  let provider = options.signal === undefined ? providers.get(key) : undefined;
+  if (provider === undefined) {
+    provider = new TokenProvider(options);
+    if (options.signal === undefined) providers.set(key, provider);
+  }
+  return provider.get();
+}

@@ -1,0 +1,171 @@
+/**
+ * mmauth as a library (issue 32): getToken and createTokenSource against the real emulator, in
+ * process, beside spawned `mmauth` binaries sharing the same config directory.
+ */
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { inspect } from 'node:util';
+import fc from 'fast-check';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createTokenSource, getToken, LoginRequiredError, MmauthError } from '../../src/index.js';
+import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { readConfig, startTestEmulator, type TestEmulator } from '../support/emulator.js';
+import { writeProfiles } from '../support/profiles.js';
+
+type Json = Record<string, any>;
+const stored = (configDir: string, profile = 'default'): Json => (readConfig(configDir) as Json).profiles[profile];
+const refreshGrants = (emulator: TestEmulator) =>
+  emulator.requests.filter((r) => new URLSearchParams(r.body).get('grant_type') === 'refresh_token').length;
+
+/** A code-flow profile signed in at an emulator (file store), and the environment the library reads. */
+async function signedIn(options: { tokenTtlS?: number } = {}) {
+  const emulator = await startTestEmulator({ flavor: 'doorkeeper5', autoApprove: true, ...options });
+  const configDir = makeConfigDir();
+  const cliEnv = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' });
+  expect((await runCli(['login'], { env: cliEnv })).code).toBe(0);
+  // What the library reads instead of process.env: the config directory alone (and the secret for renewals).
+  const env = {
+    MMAUTH_CONFIG_DIR: configDir,
+    MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
+    MMAUTH_PROFILE: '',
+    MMAUTH_TOKEN: '',
+    MMAUTH_BASE_URL: '',
+  };
+  return { emulator, configDir, cliEnv, env };
+}
+
+/** Makes the stored token stale for the local clock (2 s left of a lifetime of 7200 s), alive at the server. */
+function makeStale(configDir: string): void {
+  const config = readConfig(configDir) as Json;
+  const token = config.profiles.default.token;
+  token.obtained_at = new Date(Date.now() - 7_198_000).toISOString();
+  token.expires_at = new Date(Date.now() + 2_000).toISOString();
+  writeFileSync(`${configDir}/config.json`, JSON.stringify(config), { mode: 0o600 });
+}
+
+describe('getToken', () => {
+  it("hands out the profile's token as `mmauth token` does, with its expiry and scopes; a fresh one costs no request", async () => {
+    const { emulator, configDir, env } = await signedIn();
+    const token = await getToken({ env });
+    expect(token.accessToken).toBe(stored(configDir).token.access_token);
+    expect(token).toMatchObject({ tokenType: 'Bearer', profile: 'default', scope: ['service'] });
+    expect(token.expiresAt).toBeInstanceOf(Date);
+    const before = emulator.requests.length;
+    for (let i = 0; i < 1_000; i++) expect((await getToken({ env })).accessToken).toBe(token.accessToken);
+    expect(emulator.requests.length).toBe(before);
+  });
+
+  it('an empty profile: LoginRequiredError not_logged_in, exit code 4; an unknown one: unknown_profile', async () => {
+    const configDir = makeConfigDir();
+    writeProfiles(configDir, { empty: { base_url: 'https://maps.example.com', client_id: 'x' } });
+    const env = { MMAUTH_CONFIG_DIR: configDir, MMAUTH_TOKEN: '', MMAUTH_PROFILE: '' };
+    const empty = await getToken({ env, profile: 'empty' }).catch((error: unknown) => error);
+    expect(empty).toBeInstanceOf(LoginRequiredError);
+    expect(empty).toBeInstanceOf(MmauthError);
+    expect(empty).toMatchObject({ code: 'not_logged_in', exitCode: 4 });
+    const unknown = await getToken({ env, profile: 'nosuch' }).catch((error: unknown) => error);
+    expect(unknown).toMatchObject({ name: 'LoginRequiredError', code: 'unknown_profile', exitCode: 4 });
+  });
+
+  it('the library and a spawned `mmauth token` renewing one stale profile at the same moment: one refresh grant, the same new token', async () => {
+    const { emulator, configDir, cliEnv, env } = await signedIn();
+    makeStale(configDir);
+    const old = stored(configDir).token.access_token as string;
+    const cli = startCli(['token'], { env: { ...cliEnv, MMAUTH_BASE_URL: undefined, MMAUTH_CLIENT_ID: undefined } });
+    const [fromLibrary, fromCli] = await Promise.all([getToken({ env }), cli.done]);
+    expect(fromCli.code, fromCli.stderr).toBe(0);
+    expect(fromLibrary.accessToken).not.toBe(old);
+    expect(fromCli.stdout.trim()).toBe(fromLibrary.accessToken);
+    expect(refreshGrants(emulator)).toBe(1);
+  });
+
+  it('another process renewing is seen at the next call (the config file changed)', async () => {
+    const { configDir, cliEnv, env } = await signedIn();
+    const first = await getToken({ env, minTtl: 10 });
+    expect((await runCli(['refresh'], { env: { ...cliEnv, MMAUTH_BASE_URL: undefined } })).code).toBe(0);
+    const next = await getToken({ env, minTtl: 10 });
+    expect(next.accessToken).not.toBe(first.accessToken);
+    expect(next.accessToken).toBe(stored(configDir).token.access_token);
+  });
+
+  it('nothing a program gets holds a refresh token or a secret: properties, JSON, inspection (property test)', async () => {
+    const { configDir, env, emulator } = await signedIn();
+    const refreshToken = stored(configDir).token.refresh_token as string;
+    const source = createTokenSource({ env });
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 3600 }), async (minTtl) => {
+        const token = await getToken({ env, minTtl });
+        const views = [
+          JSON.stringify(token),
+          inspect(token, { showHidden: true, depth: 5 }),
+          inspect(source, { showHidden: true, depth: 5 }),
+          JSON.stringify(Object.values(token)),
+          JSON.stringify(await source.getHeaders()),
+        ];
+        for (const view of views) {
+          expect(view).not.toContain(refreshToken);
+          expect(view).not.toContain(emulator.client.clientSecret);
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
+
+describe('createTokenSource', () => {
+  it('fetch after the access token was ended at the server: 401, one renewal, one replay, 200', async () => {
+    const { emulator, configDir, env } = await signedIn();
+    const source = createTokenSource({ env });
+    expect((await source.fetch('/api/me')).status).toBe(200);
+    // The access token's record ended (as a rotation elsewhere ends it), its refresh token alive.
+    const record = emulator.state.findToken(stored(configDir).token.access_token);
+    if (record !== undefined) record.revokedAtMs = Date.now();
+    const grants = refreshGrants(emulator);
+    const response = await source.fetch('/api/echo', { method: 'POST', body: 'replayable' });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('replayable');
+    expect(refreshGrants(emulator) - grants).toBe(1);
+    const echoes = emulator.requests.filter((r) => r.url === '/api/echo');
+    expect(echoes).toHaveLength(2);
+    expect(echoes[1]?.headers.authorization).toBe(`Bearer ${stored(configDir).token.access_token}`);
+  });
+
+  it('another origin gets no Authorization; a redirect is not followed', async () => {
+    const { emulator, env } = await signedIn();
+    const seen: Array<string | undefined> = [];
+    const other = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200).end('ok');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => other.close(() => resolve())));
+    const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}/x`;
+    const source = createTokenSource({ env });
+    expect((await source.fetch(otherUrl, { headers: { authorization: 'Bearer mine' } })).status).toBe(200);
+    expect(seen).toEqual([undefined]);
+    // An auto-approving authorize endpoint answers 302 to the (other) redirect URI: not followed.
+    const authorize = `/oauth2/authorize?response_type=code&client_id=${emulator.client.clientId}&redirect_uri=${encodeURIComponent('http://127.0.0.1/callback')}&scope=service&state=s`;
+    const redirect = await source.fetch(authorize);
+    expect(redirect.status).toBe(302);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('a streamed body is not replayed: the 401 comes back, no renewal', async () => {
+    const { emulator, configDir, env } = await signedIn();
+    const source = createTokenSource({ env });
+    await source.getToken();
+    const record = emulator.state.findToken(stored(configDir).token.access_token);
+    if (record !== undefined) record.revokedAtMs = Date.now();
+    const grants = refreshGrants(emulator);
+    const body = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('streamed'));
+        controller.close();
+      },
+    });
+    const response = await source.fetch('/api/echo', { method: 'POST', body, duplex: 'half' } as RequestInit);
+    expect(response.status).toBe(401);
+    expect(refreshGrants(emulator)).toBe(grants);
+  });
+});

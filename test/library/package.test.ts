@@ -1,0 +1,157 @@
+/**
+ * The library as a user installs it (issue 32): `npm pack`, then a fresh project installs the
+ * tarball offline with `npm ci --offline` (its dependencies from the npm cache `npm ci` filled, at
+ * our lock's versions: `npm install --offline` would need registry metadata the cache lacks),
+ * imports it from an ES module, `require()`s it from CommonJS, and runs docs/examples against the
+ * emulator. And the import rule: the library's entry loads no command-line package.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
+import { readConfig, startTestEmulator } from '../support/emulator.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+/** The packed package installed in a fresh project: its folder. */
+let project = '';
+
+beforeAll(() => {
+  const work = mkdtempSync(join(tmpdir(), 'mmauth-pack-'));
+  const packed = execFileSync(NPM, ['pack', '--ignore-scripts', '--silent', '--pack-destination', work], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  }).trim();
+  project = join(work, 'consumer');
+  execFileSync('mkdir', ['-p', project]);
+  // The consumer's lock: the tarball, and our lock's production entries (npm's cache, filled by
+  // `npm ci`, holds their tarballs), so that `npm ci --offline` installs as a user would, offline.
+  const ours = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean; dependencies?: unknown; engines?: unknown; bin?: unknown }>;
+  };
+  const tarball = `file:../${packed.split('\n').at(-1) ?? ''}`;
+  const root = ours.packages[''] ?? {};
+  const packages: Record<string, unknown> = {
+    '': { name: 'consumer', dependencies: { mmauth: tarball } },
+    'node_modules/mmauth': {
+      version: '0.1.0',
+      resolved: tarball,
+      dependencies: root.dependencies,
+      engines: root.engines,
+      bin: root.bin,
+    },
+  };
+  for (const [path, entry] of Object.entries(ours.packages))
+    if (path !== '' && entry.dev !== true) packages[path] = entry;
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, dependencies: { mmauth: tarball } }),
+  );
+  writeFileSync(
+    join(project, 'package-lock.json'),
+    JSON.stringify({ name: 'consumer', lockfileVersion: 3, requires: true, packages }),
+  );
+  execFileSync(NPM, ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--silent'], {
+    cwd: project,
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, npm_config_loglevel: 'error' },
+  });
+  for (const example of readdirSync(join(ROOT, 'docs/examples'))) {
+    copyFileSync(join(ROOT, 'docs/examples', example), join(project, example));
+  }
+  return () => rmSync(work, { recursive: true, force: true });
+}, 180_000);
+
+/** Runs `node file` in the consumer project with `env` (asynchronously: the emulator answers from this process). */
+function runInProject(
+  file: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [file], {
+      cwd: project,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+async function signedIn() {
+  const emulator = await startTestEmulator({ autoApprove: true });
+  const configDir = makeConfigDir();
+  const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' });
+  expect((await runCli(['login'], { env })).code).toBe(0);
+  const token = (readConfig(configDir) as any).profiles.default.token.access_token as string;
+  return { emulator, configDir, token };
+}
+
+describe('the packed library in a fresh project', () => {
+  it('imported from an ES module and required from CommonJS: the same token as the CLI stored', async () => {
+    const { configDir, token } = await signedIn();
+    writeFileSync(
+      join(project, 'esm.mjs'),
+      "import { getToken } from 'mmauth';\nconsole.log((await getToken()).accessToken);\n",
+    );
+    writeFileSync(
+      join(project, 'cjs.cjs'),
+      "const { getToken } = require('mmauth');\ngetToken().then((t) => console.log(t.accessToken));\n",
+    );
+    for (const file of ['esm.mjs', 'cjs.cjs']) {
+      const result = await runInProject(file, { MMAUTH_CONFIG_DIR: configDir });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout.trim()).toBe(token);
+    }
+  });
+
+  it("docs/library.md's examples run as written", async () => {
+    const { emulator, configDir } = await signedIn();
+    const env = { MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: emulator.baseUrl };
+    const getToken = await runInProject('get-token.mjs', env);
+    expect(getToken.code, getToken.stderr).toBe(0);
+    expect(JSON.parse(getToken.stdout)).toEqual({ status: 200, profile: 'default', scope: ['service'] });
+    const source = await runInProject('token-source.mjs', { MMAUTH_CONFIG_DIR: configDir });
+    expect(source.code, source.stderr).toBe(0);
+    expect(JSON.parse(source.stdout)).toEqual({ me: 200, echo: 200, headers: ['Authorization'] });
+    const loggedOut = await runInProject('get-token.mjs', {
+      MMAUTH_CONFIG_DIR: makeConfigDir(),
+      MMAUTH_PROFILE: 'nobody',
+    });
+    expect(loggedOut.code).toBe(4);
+    expect(loggedOut.stderr).toContain('run `mmauth login`');
+  });
+});
+
+describe('the import rule of the library entry', () => {
+  it('dist/index.js and everything it imports statically load no command-line package', () => {
+    const forbidden = /^(commander|@commander-js\/|chalk|@inquirer\/|inquirer|open)(\/|$)/;
+    const seen = new Set<string>();
+    const found: string[] = [];
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const text = readFileSync(file, 'utf8');
+      // Static imports only: `import … from '…'` and `export … from '…'` (dynamic import() loads on use).
+      for (const match of text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)) {
+        const target = match[1] ?? '';
+        if (forbidden.test(target)) found.push(`${file} → ${target}`);
+        if (target.startsWith('.')) visit(resolve(dirname(file), target));
+      }
+    };
+    visit(join(ROOT, 'dist/index.js'));
+    expect(seen.size).toBeGreaterThan(10);
+    expect(found).toEqual([]);
+  });
+});
