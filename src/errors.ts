@@ -107,7 +107,7 @@ export class MmauthError extends Error {
   readonly status: number | undefined;
   readonly hint: string | undefined;
   readonly details: Readonly<Record<string, string>>;
-  /** The exit code the CLI gives this error; set on every error the library (`import … from 'mmauth'`) throws. */
+  /** The exit code the CLI gives this error; set on every error the library (the package's main export) throws. */
   readonly exitCode: number | undefined;
 
   constructor(code: ErrorCode, message: string, options: MmauthErrorOptions = {}) {

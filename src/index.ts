@@ -1,5 +1,5 @@
 /**
- * mmauth as a library (`import { getToken, createTokenSource } from 'mmauth'`): the same profiles,
+ * mmauth as a library (getToken and createTokenSource, the package's main export): the same profiles,
  * store, keyring, lock and renewal as the command line, for Node programs. docs/library.md has the
  * contract and examples the test suite runs. Imports no command-line package (commander, chalk,
  * inquirer, open). The export is a public API: changed only by adding.

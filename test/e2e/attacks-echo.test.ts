@@ -108,6 +108,9 @@ describe("N25: the loopback's Sign-in failed page", () => {
     };
     const result = await runCli(['login', '--no-probe', '--wait', '10', '--scope', 'service'], { env });
     expect(result.code).toBe(4);
+    // The browser is a process of its own: it may write the page a moment after mmauth has exited.
+    const { existsSync } = await import('node:fs');
+    for (let i = 0; i < 100 && !existsSync(page); i++) await new Promise((r) => setTimeout(r, 50));
     const html = readFileSync(page, 'utf8');
     expect(html).toContain('Sign-in failed');
     const exchange = new URLSearchParams(server.requests.find((r) => r.url === '/oauth2/token')?.body);
