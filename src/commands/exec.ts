@@ -45,6 +45,11 @@ export function registerExec(program: Command, ctx: AppContext): void {
     .addHelpText(
       'after',
       `
+MMAUTH_TOKEN is good until the first renewal (on a server that rotates refresh tokens the first use
+of the new token ends it), not until its expiry: a program that runs longer reads MMAUTH_TOKEN_FILE
+or asks MMAUTH_TOKEN_URL (or MMAUTH_TOKEN_SOCKET) before each request, and again on a 401. Both
+switch to the new token before anyone uses it, also when another mmauth process renewed it.
+
 Examples:
   $ mmauth exec -- ./sync-maps.sh
   $ mmauth exec --profile ci --serve -- python export.py

@@ -13,6 +13,10 @@ export function registerToken(program: Command, ctx: AppContext): void {
     .addHelpText(
       'after',
       `
+How long it is good for: until its expiry, or until the next renewal on a server that rotates
+refresh tokens (the first use of the new token ends this one), whichever comes first. On a 401, run
+this again: it hands out the current token. More: docs/exec-and-programs.md.
+
 Examples:
   $ mmauth header | curl -H @- https://maps.example.com/api/maps
   $ TOKEN=$(mmauth token --profile ci)
