@@ -14,7 +14,7 @@
 // 3. The code cache: bin/mmauth.cjs runs a few read-only commands with MMAUTH_BUILD_CODE_CACHE=1
 //    and keeps what V8 compiled for them in dist/mmauth.cjs.cache.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -47,6 +47,34 @@ execFileSync(
     stdio: 'inherit',
   },
 );
+
+/**
+ * The declarations the package serves: those of its two exports (`mmauth`, `mmauth/emulator`) and
+ * what they import, nothing else. tsc declares every module the library's code reaches, among them
+ * commands/shared/options.d.ts (936 KB of inferred commander types) that no public type needs.
+ */
+function pruneDeclarations() {
+  const kept = new Set();
+  const visit = (file) => {
+    if (kept.has(file) || !existsSync(file)) return;
+    kept.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/(?:from\s+|import\(\s*)['"](\.{1,2}\/[^'"]+)\.js['"]/g)) {
+      visit(join(dirname(file), `${match[1]}.d.ts`));
+    }
+  };
+  visit(join(dist, 'index.d.ts'));
+  visit(join(dist, 'emulator', 'index.d.ts'));
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.d.ts') && !kept.has(path)) rmSync(path);
+    }
+  };
+  walk(dist);
+}
+pruneDeclarations();
 
 /**
  * `@napi-rs/keyring` straight from its platform package (its index.js first reads package files

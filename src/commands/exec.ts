@@ -167,8 +167,12 @@ async function runChild(
     return () => process.off(signal, forward);
   });
   const child = spawn(program, args, { stdio: 'inherit', env });
-  // Ends the child if this process is killed without its clean-up (kill -9: attacks N7).
-  const watchdog = child.pid === undefined ? undefined : startWatchdog(child.pid, privateDir);
+  // Ends the child if this process is killed without its clean-up (kill -9: attacks N7). Started once
+  // the child has run WATCHDOG_DELAY_MS: a short child (a test, `true`) never pays for a second Node.
+  let watchdog: { release(): void } | undefined;
+  const watchdogTimer = setTimeout(() => {
+    if (child.pid !== undefined && child.exitCode === null) watchdog = startWatchdog(child.pid, privateDir);
+  }, WATCHDOG_DELAY_MS);
   try {
     return await new Promise<number>((resolve) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
@@ -179,11 +183,15 @@ async function runChild(
       child.once('exit', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
     });
   } finally {
+    clearTimeout(watchdogTimer);
     watchdog?.release();
     for (const remove of forwarders) remove();
     for (const listener of saved) process.on('SIGINT', listener as () => void);
   }
 }
+
+/** How long a child runs before its watchdog starts, in ms (a kill -9 of exec before that leaves it running). */
+const WATCHDOG_DELAY_MS = 200;
 
 /** A signal's number (os.constants), for 128 + n. */
 function signalNumber(signal: NodeJS.Signals | null): number {

@@ -62,7 +62,7 @@ async function readDirectoryFile(path: string, onWarning: (line: string) => void
  */
 async function findDirectoryFile(
   cwd: string,
-  approved: ReadonlyMap<string, string>,
+  approved: () => ReadonlyMap<string, string>,
   onWarning: (line: string) => void,
 ): Promise<{ path: string; name: string } | undefined> {
   const { dirname, join } = await import('node:path');
@@ -70,7 +70,7 @@ async function findDirectoryFile(
     const path = join(dir, DIRECTORY_FILE);
     const content = await readDirectoryFile(path, onWarning);
     if (content !== undefined && content !== '') {
-      if (approved.get(path) === content) return { path, name: content };
+      if (approved().get(path) === content) return { path, name: content };
       onWarning(
         `ignoring ${path} (it names "${shown(content)}"): not approved; if you trust it, run \`mmauth profile trust ${dir}\``,
       );
@@ -115,7 +115,12 @@ async function select(
   const fromEnv = ctx.env.MMAUTH_PROFILE?.trim();
   if (fromEnv) return { name: assertProfileName(fromEnv), selectedBy: 'env', directoryFile: undefined };
   const warnings: string[] = [];
-  const file = await findDirectoryFile(ctx.cwd(), store.approvedDirectoryFiles(), (line) => warnings.push(line));
+  // The approvals are read only when a directory file is found: `token`'s fast path reads the config once.
+  const file = await findDirectoryFile(
+    ctx.cwd(),
+    () => store.approvedDirectoryFiles(),
+    (line) => warnings.push(line),
+  );
   if (warnings.length > 0 || file !== undefined) {
     const out = await ctx.output();
     for (const line of warnings) out.warn(line);
