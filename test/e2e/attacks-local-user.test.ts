@@ -181,6 +181,8 @@ describe('N7: an orphaned child', () => {
     const { statSync, existsSync } = await import('node:fs');
     const { dirname } = await import('node:path');
     expect(statSync(dirname(seen.socket)).mode & 0o777).toBe(0o700);
+    // The watchdog starts once the child has run 200 ms (a short child never pays for it).
+    await sleep(400);
     process.kill(exec.child.pid ?? 0, 'SIGKILL');
     let isAlive = true;
     for (let i = 0; i < 50 && isAlive; i++) {
