@@ -6,12 +6,12 @@ import {
   validateAuthorizationResponse,
 } from '../oauth/authorization-code.js';
 import type { TokenResponse } from '../oauth/parse.js';
-import type { ServerConfiguration } from '../oauth/server-configuration.js';
-import { lookUpTokenInfo } from '../oauth/token-info.js';
+import { lookUpResourceOwner } from '../oauth/token-info.js';
 import type { PendingLogin, Profile } from '../store/profile.js';
 import { formatInstant } from '../ui/format.js';
 import { reportToken } from '../ui/token-report.js';
 import { IMPLICIT_DEPRECATED } from './login-browser.js';
+import { completionUrl } from './login-exchange.js';
 import { keptReplacedTokens } from '../grant/replaced-tokens.js';
 import { endReplacedGrant } from './shared/replaced-grant.js';
 import type { LoginOptions } from './login.js';
@@ -104,19 +104,6 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
     `Open that URL in a browser, sign in and allow access; the browser then ends on ${redirectUri}${ending} (nothing listens there).\n` +
       `Copy that whole address and run, within 10 minutes:\n  mmauth login --complete '<the address>'${profileFlag(profileName)}`,
   );
-}
-
-/** The redirect URL `--complete` was given: the argument, or stdin for `-`. */
-async function completionUrl(value: string, ctx: AppContext): Promise<URL> {
-  const text = (value === '-' ? await ctx.readStdin() : value).trim();
-  try {
-    return new URL(text);
-  } catch {
-    throw new MmauthError(
-      'usage',
-      'what --complete was given is not a URL: give the whole address the browser ended on',
-    );
-  }
 }
 
 /**
@@ -248,15 +235,9 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
   const headline = `Logged in to ${endpoints.baseUrl} (profile "${profileName}")${isImplicit ? ' with the implicit flow' : ''}`;
   const run = { ...options, clientId: pending.clientId, clientSecret };
   const replaced = await endReplacedGrant(former, token, run, ctx, out, endpoints.baseUrl);
-  const owner = await resourceOwnerOf(target.server, token.accessToken);
+  const owner = await lookUpResourceOwner(target.server, token.accessToken);
   reportToken(out, token, profileName, nowMs, options.json === true, headline, { replaced, resource_owner_id: owner });
   // Anyone who saw the printed URL could have made this a grant of their own account (attacks B3): say whose it is.
   if (owner !== null)
     out.info(`  Signed in as resource owner ${owner}: if that is not your account, run \`mmauth logout\`.`);
-}
-
-/** The resource owner a token acts for (token info, spec §4.3), or null when token info cannot say. */
-async function resourceOwnerOf(server: ServerConfiguration, accessToken: string): Promise<number | string | null> {
-  const result = await lookUpTokenInfo(server, accessToken).catch(() => undefined);
-  return result?.isActive === true ? result.info.resourceOwnerId : null;
 }

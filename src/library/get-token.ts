@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { fileSignature } from '../util/file-signature.js';
 import type { AppContext } from '../context.js';
 import { usableAccessToken } from '../commands/shared/usable-token.js';
 import { isFresh } from '../grant/freshness.js';
@@ -33,16 +33,6 @@ export interface TokenOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** The identity and version of the config file: it changed when any of these did (another process wrote it). */
-function signatureOf(path: string): string {
-  try {
-    const stats = statSync(path, { bigint: true });
-    return `${stats.ino}:${stats.size}:${stats.mtimeNs}`;
-  } catch {
-    return 'none';
-  }
-}
-
 /** The public form of a stored token: immutable, without anything secret but the access token. */
 function toToken(stored: StoredToken | undefined, accessToken: string, profile: string): Token {
   return Object.freeze({
@@ -69,11 +59,11 @@ export class TokenProvider {
 
   /** The context of the file's current version: a new one (selection and store re-read) when another process wrote it. */
   async #context(): Promise<AppContext> {
-    const signature = this.#configPath === undefined ? '' : signatureOf(this.#configPath);
+    const signature = this.#configPath === undefined ? '' : fileSignature(this.#configPath);
     if (this.#ctx === undefined || signature !== this.#signature) {
       this.#ctx = createLibraryContext(this.#options.env ?? {}, this.#options.signal ?? new AbortController().signal);
       this.#configPath = (await this.#ctx.openStore()).path;
-      this.#signature = signatureOf(this.#configPath);
+      this.#signature = fileSignature(this.#configPath);
       this.#cached = undefined;
     }
     return this.#ctx;
@@ -89,7 +79,7 @@ export class TokenProvider {
     if (
       cached !== undefined &&
       this.#configPath !== undefined &&
-      signatureOf(this.#configPath) === this.#signature &&
+      fileSignature(this.#configPath) === this.#signature &&
       (cached.stored === undefined || isFresh(cached.stored, Date.now(), minTtl))
     ) {
       return cached.token;
@@ -112,7 +102,7 @@ export class TokenProvider {
       const choice = await usableAccessToken(options, ctx, () => undefined);
       const token = toToken(choice.stored, choice.accessToken, choice.profileName);
       // The file as it is after a renewal this call made: the next call compares with it.
-      if (this.#configPath !== undefined) this.#signature = signatureOf(this.#configPath);
+      if (this.#configPath !== undefined) this.#signature = fileSignature(this.#configPath);
       this.#cached = { token, stored: choice.stored };
       return token;
     } catch (error) {
@@ -140,7 +130,7 @@ export class TokenProvider {
         ctx,
       );
       const token = toToken(renewed, renewed.accessToken, refused.profile);
-      this.#signature = this.#configPath === undefined ? '' : signatureOf(this.#configPath);
+      this.#signature = this.#configPath === undefined ? '' : fileSignature(this.#configPath);
       this.#cached = { token, stored: renewed };
       return token;
     } catch (error) {

@@ -39,3 +39,15 @@ export async function requireTokenInfo(server: ServerConfiguration, accessToken:
   }
   return result.info;
 }
+
+/**
+ * The resource owner a token acts for (token info, spec §4.3: `resource_owner_id`), or null when
+ * token info cannot say (a client-credentials token, a refusal, a failure): never throws.
+ */
+export async function lookUpResourceOwner(
+  server: ServerConfiguration,
+  accessToken: string,
+): Promise<number | string | null> {
+  const result = await lookUpTokenInfo(server, accessToken).catch(() => undefined);
+  return result?.isActive === true ? result.info.resourceOwnerId : null;
+}

@@ -3,10 +3,7 @@ import { dirname, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import { isMmauthError, MmauthError, type ErrorCode } from '../errors.js';
 import { isRecord } from '../util/is-record.js';
-import { IrregularFileError, readRegularFile } from '../util/read-regular-file.js';
-
-/** The largest config file mmauth reads (a planted huge file is refused, never read: attacks N16). */
-const MAX_CONFIG_BYTES = 16 * 1024 * 1024;
+import { readConfigFile } from './config-file.js';
 import { lockConfig } from './config-lock.js';
 import { assertSafePath } from './path-safety.js';
 import { writeConfigFile } from './config-write.js';
@@ -57,33 +54,9 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
     chmodSync(dirname(path), 0o700);
   };
 
-  // Profile names are data, never object keys: `__proto__` or `constructor` is a name like any other.
-  const readFile = (): {
-    profiles: Map<string, unknown>;
-    current: string | undefined;
-    approved: Map<string, string>;
-  } => {
+  const readFile = () => {
     checkPaths();
-    let store: unknown;
-    try {
-      store = JSON.parse(readRegularFile(path, MAX_CONFIG_BYTES));
-    } catch (error) {
-      if (isMissing(error)) return { profiles: new Map(), current: undefined, approved: new Map() };
-      throw describeReadFailure(path, error);
-    }
-    if (!isRecord(store)) {
-      throw storeError('store_malformed', `config file ${path} is malformed: it must hold a JSON object`);
-    }
-    const profiles = store.profiles ?? {};
-    if (!isRecord(profiles)) {
-      throw storeError('store_malformed', `config file ${path} is malformed: "profiles" must be an object`);
-    }
-    const current = typeof store.current_profile === 'string' ? store.current_profile : undefined;
-    const approvedJson = isRecord(store.approved_directory_files) ? store.approved_directory_files : {};
-    const approved = new Map(
-      Object.entries(approvedJson).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
-    );
-    return { profiles: new Map(Object.entries(profiles)), current, approved };
+    return readConfigFile(path);
   };
   const readAll = () => readFile().profiles;
   const platform = location.platform ?? process.platform;
@@ -254,20 +227,4 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
         return writeProfile(oldName, (current) => current, { isStoring: false }, newName);
       }),
   };
-}
-
-function isMissing(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
-}
-
-function describeReadFailure(path: string, error: unknown): MmauthError {
-  if (error instanceof IrregularFileError) {
-    const why = error.kind === 'directory' ? 'EISDIR' : error.kind === undefined ? 'too large' : `a ${error.kind}`;
-    return storeError('store_unreadable', `cannot read config file ${path} (${why})`, error);
-  }
-  if (error instanceof SyntaxError) {
-    return storeError('store_malformed', `config file ${path} is not valid JSON (${error.message})`, error);
-  }
-  const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
-  return storeError('store_unreadable', `cannot read config file ${path}${code ? ` (${code})` : ''}`, error);
 }

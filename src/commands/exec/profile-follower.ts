@@ -1,4 +1,5 @@
-import { statSync, watch, type FSWatcher } from 'node:fs';
+import { fileSignature } from '../../util/file-signature.js';
+import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { StoredToken } from '../../store/profile.js';
 import type { ProfileStore } from '../../store/profile-store.js';
@@ -26,16 +27,6 @@ export interface ProfileFollower {
   close(): void;
 }
 
-/** The file's identity and version: a rename over it changes the inode, a write its size or mtime. */
-function signatureOf(path: string): string {
-  try {
-    const stats = statSync(path, { bigint: true });
-    return `${stats.ino}:${stats.size}:${stats.mtimeNs}`;
-  } catch {
-    return 'missing';
-  }
-}
-
 function isSameBinding(a: CredentialBinding, b: CredentialBinding): boolean {
   return a.origin === b.origin && a.clientId === b.clientId;
 }
@@ -51,9 +42,9 @@ function isSameBinding(a: CredentialBinding, b: CredentialBinding): boolean {
 export function followProfile(store: ProfileStore, profileName: string, binding: CredentialBinding): ProfileFollower {
   let onChange = () => undefined as void;
   const path = store.path;
-  let seen = signatureOf(path);
+  let seen = fileSignature(path);
   const hasChanged = () => {
-    const now = signatureOf(path);
+    const now = fileSignature(path);
     if (now === seen) return false;
     seen = now;
     return true;
