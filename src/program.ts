@@ -5,6 +5,7 @@ import { registerCompletion } from './commands/completion.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerEmulator } from './commands/emulator.js';
 import { registerExec } from './commands/exec.js';
+import { registerProxy } from './commands/proxy.js';
 import { registerHeader } from './commands/header.js';
 import { registerInfo } from './commands/info.js';
 import { registerLogin } from './commands/login.js';
@@ -27,6 +28,7 @@ const COMMANDS: ReadonlyArray<[string, (program: Command, ctx: AppContext) => vo
   ['refresh', registerRefresh],
   ['api', registerApi],
   ['exec', registerExec],
+  ['proxy', registerProxy],
   ['header', registerHeader],
   ['status', registerStatus],
   ['logout', registerLogout],

@@ -2,11 +2,8 @@ import type { Command } from '@commander-js/extra-typings';
 import { constants as osConstants } from 'node:os';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
-import { renewalOf } from '../grant/renewal.js';
-import { bindingOf } from '../store/secrets.js';
-import { formatInstant } from '../ui/format.js';
 import { withRenewalOptions, withTokenOptions } from './shared/options.js';
-import { usableAccessToken, type UsableTokenOptions } from './shared/usable-token.js';
+import type { UsableTokenOptions } from './shared/usable-token.js';
 
 /** Options of `mmauth exec`. */
 export interface ExecOptions extends UsableTokenOptions {
@@ -14,6 +11,8 @@ export interface ExecOptions extends UsableTokenOptions {
   tokenEnv: string;
   /** Also serve a token endpoint to the child. */
   serve?: boolean;
+  /** Give the child only an authenticating proxy (MMAUTH_API_URL), no token. */
+  proxy?: boolean;
 }
 
 /**
@@ -39,6 +38,7 @@ export function registerExec(program: Command, ctx: AppContext): void {
     .argument('<command...>', 'the program to run and its arguments (after --)')
     .option('--token-env <name>', 'the variable that carries the access token', 'MMAUTH_TOKEN')
     .option('--serve', 'also serve a token endpoint to the child (MMAUTH_TOKEN_URL, MMAUTH_TOKEN_URL_AUTHORIZATION)')
+    .option('--proxy', 'give the child only MMAUTH_API_URL, an authenticating proxy to the API: no token at all')
     .description(
       'run a program with a token that stays valid while it runs: MMAUTH_TOKEN at start, MMAUTH_TOKEN_FILE kept current, --serve for an endpoint (never the refresh token or client secret)',
     )
@@ -53,7 +53,8 @@ switch to the new token before anyone uses it, also when another mmauth process 
 Examples:
   $ mmauth exec -- ./sync-maps.sh
   $ mmauth exec --profile ci --serve -- python export.py
-  $ mmauth exec --token-env MAPS_TOKEN -- env | grep MAPS_TOKEN`,
+  $ mmauth exec --token-env MAPS_TOKEN -- env | grep MAPS_TOKEN
+  $ mmauth exec --proxy -- sh -c 'curl -s "$MMAUTH_API_URL/api/me"'`,
     )
     .action(async (command, options) => runExec(command, options, ctx));
 }
@@ -83,37 +84,19 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.tokenEnv)) {
     throw new MmauthError('usage', `--token-env "${options.tokenEnv}" is not a variable name`);
   }
-  const first = await usableAccessToken(options, ctx, (line) => out.warn(line));
-  const listed = first.stored === undefined ? undefined : (await ctx.openStore()).listOne(first.profileName);
-  const canRenew = listed !== undefined && renewalOf(listed, ctx.env) !== 'none';
-  if (!canRenew && first.stored?.expiresAt !== undefined) {
-    out.warn(
-      `this token cannot be renewed here (${first.stored.grant}): the child keeps it until it expires at ${formatInstant(Date.parse(first.stored.expiresAt))}`,
-    );
+  if (options.proxy === true) {
+    if (options.serve === true) throw new MmauthError('usage', '--proxy gives the child no token: drop --serve');
+    return runExecProxied(program, args, options, ctx);
   }
-  const [{ createTokenFile }, { keepTokenFresh }, { followProfile }] = await Promise.all([
+  const [{ createTokenFile }, { keepProfileToken }] = await Promise.all([
     import('./exec/token-file.js'),
-    import('./exec/token-keeper.js'),
-    import('./exec/profile-follower.js'),
+    import('./exec/profile-token.js'),
   ]);
-  const file = createTokenFile(ctx.env, first.accessToken);
-  // The profile's renewals by any process reach the child (decisions 39); bound to today's origin and client (N11).
-  const follower =
-    listed === undefined
-      ? undefined
-      : followProfile(
-          await ctx.openStore(),
-          first.profileName,
-          bindingOf(first.profileName, listed.baseUrl, listed.clientId),
-        );
-  const keeper = keepTokenFresh(
-    first,
-    options,
-    ctx,
-    (token) => file.write(token),
-    (line) => out.warn(line),
-    { follower, canRenew },
-  );
+  // The file is made once the first token is known (the keeper's, should it have renewed already).
+  let fileRef: ReturnType<typeof createTokenFile> | undefined;
+  const { keeper } = await keepProfileToken(options, ctx, out, (token) => fileRef?.write(token));
+  const file = createTokenFile(ctx.env, keeper.accessToken);
+  fileRef = file;
   let server:
     { url: string; authorization: string; socketPath: string | undefined; close(): Promise<void> } | undefined;
   try {
@@ -123,7 +106,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
       server = await startTokenServer(() => keeper.fresh(), join(file.dir, 'token.sock'));
     }
     const env = childEnvironment(ctx.env, {
-      [options.tokenEnv]: first.accessToken,
+      [options.tokenEnv]: keeper.accessToken,
       MMAUTH_TOKEN_FILE: file.path,
       ...(server === undefined
         ? {}
@@ -139,6 +122,22 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
     await keeper.stop();
     await server?.close();
     file.remove();
+  }
+}
+
+/**
+ * `exec --proxy`: the child gets MMAUTH_API_URL, the address of an authenticating proxy to the
+ * profile's API (startProfileProxy), and no token at all: no variable, no file, no endpoint (issue 33).
+ */
+async function runExecProxied(program: string, args: string[], options: ExecOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const { startProfileProxy } = await import('./proxy.js');
+  const proxy = await startProfileProxy({ ...options, port: 0 }, ctx, out);
+  try {
+    const env = childEnvironment(ctx.env, { MMAUTH_API_URL: proxy.url });
+    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), ''));
+  } finally {
+    await proxy.close();
   }
 }
 

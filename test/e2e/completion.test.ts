@@ -11,6 +11,7 @@ const COMMANDS = [
   'refresh',
   'api',
   'exec',
+  'proxy',
   'header',
   'status',
   'logout',

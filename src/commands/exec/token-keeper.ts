@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.js';
 import { isFresh, staleAtMs } from '../../grant/freshness.js';
+import { renewToken } from '../../grant/renewal.js';
 import type { StoredToken } from '../../store/profile.js';
 import { judgeStoredToken, secondsLeft } from '../../store/token-state.js';
 import { usableAccessToken, type UsableTokenOptions } from '../shared/usable-token.js';
@@ -22,6 +23,11 @@ export interface TokenKeeper {
    * served), takes another process's renewal from the store, renews first when stale.
    */
   fresh(): Promise<ServedToken>;
+  /**
+   * A token after the service refused `accessToken` (a 401: decisions 10): the current one when it
+   * is another, else a renewal whatever the lifetime left (one across processes, as always).
+   */
+  refused(accessToken: string): Promise<ServedToken>;
   /** Stops the timers; waits for a renewal in flight so that the pair it brings is stored (bounded by --timeout). */
   stop(): Promise<void>;
 }
@@ -31,6 +37,8 @@ export interface KeeperOptions {
   follower?: ProfileFollower | undefined;
   /** false for a profile that cannot renew: its token is kept until it expires. */
   canRenew: boolean;
+  /** The profile the token belongs to (for a renewal after a refusal). */
+  profileName?: string | undefined;
 }
 
 /** A warning sink that says each kind of line at most once per WARNING_INTERVAL_MS. */
@@ -157,6 +165,26 @@ export function keepTokenFresh(
       if (follower?.hasChanged() === true) void startSync();
       if (syncing !== undefined) await syncing;
       if (canRenew && !isCurrentFresh()) await renew();
+      return served();
+    },
+    async refused(accessToken) {
+      if (inFlight !== undefined) await inFlight;
+      const stored = current.stored;
+      const name = keeperOptions.profileName;
+      if (current.accessToken !== accessToken || !canRenew || stored === undefined || name === undefined)
+        return served();
+      const target = {
+        profileName: name,
+        store: await ctx.openStore(),
+        timeoutSeconds: options.timeout,
+        onStored: adopt,
+      };
+      await (inFlight = renewToken(stored, { ...target, isAccessTokenRefused: true }, ctx)
+        .then(adopt)
+        .finally(() => {
+          inFlight = undefined;
+          schedule();
+        }));
       return served();
     },
     async stop() {

@@ -1,0 +1,100 @@
+import type { Command } from '@commander-js/extra-typings';
+import type { AppContext } from '../context.js';
+import { MmauthError } from '../errors.js';
+import { resolveEndpoints } from '../oauth/endpoints.js';
+import type { Output } from '../ui/output.js';
+import { withRenewalOptions, withTokenOptions } from './shared/options.js';
+import type { UsableTokenOptions } from './shared/usable-token.js';
+
+/** Options of `mmauth proxy`. */
+export interface ProxyOptions extends UsableTokenOptions {
+  /** Port on 127.0.0.1; 0 (default) for a free one. */
+  port: number;
+  /** Comma-separated methods a program may use. */
+  allowMethods?: string;
+  /** Path prefixes a program may reach. */
+  allowPaths?: string[];
+}
+
+/** A running proxy for a profile: its address, and close() (which waits for a renewal in flight). */
+export interface RunningProxy {
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the authenticating proxy for the profile (`mmauth proxy`, `exec --proxy`; issue 33): its
+ * token kept as exec keeps one (keepProfileToken), requests forwarded to the profile's base URL only
+ * (startApiProxy), one line per request on stderr with --verbose (never a token). Throws what
+ * usableAccessToken throws, `no_base_url` without a base URL, `usage` for a bad --allow-methods.
+ */
+export async function startProfileProxy(options: ProxyOptions, ctx: AppContext, out: Output): Promise<RunningProxy> {
+  const methods = options.allowMethods?.split(',').map((method) => method.trim().toUpperCase());
+  if (methods?.some((method) => !/^[A-Z]+$/.test(method)) === true) {
+    throw new MmauthError('usage', `--allow-methods "${options.allowMethods}" is not a list of HTTP methods`);
+  }
+  const [{ keepProfileToken }, { startApiProxy }] = await Promise.all([
+    import('./exec/profile-token.js'),
+    import('../loopback/api-proxy.js'),
+  ]);
+  const { keeper, baseUrl } = await keepProfileToken(options, ctx, out, () => undefined);
+  if (baseUrl === undefined) throw new MmauthError('no_base_url', 'the proxy needs the profile to have a base URL');
+  const proxy = await startApiProxy({
+    upstream: new URL(resolveEndpoints(baseUrl).baseUrl),
+    port: options.port,
+    tokens: {
+      current: async () => (await keeper.fresh()).accessToken,
+      renewAfterRefusal: async (refused) => (await keeper.refused(refused)).accessToken,
+    },
+    allowMethods: methods === undefined ? undefined : new Set(methods),
+    allowPaths: options.allowPaths,
+    onRequest:
+      options.verbose === true
+        ? (r) => out.debug(`${r.method} ${r.path} ${r.status} ${r.durationMs} ms${r.isRenewed ? ' (renewed)' : ''}`)
+        : undefined,
+  });
+  return {
+    url: proxy.url,
+    close: async () => {
+      await proxy.close();
+      await keeper.stop();
+    },
+  };
+}
+
+/** Registers `mmauth proxy`; the logic is runProxy. */
+export function registerProxy(program: Command, ctx: AppContext): void {
+  withRenewalOptions(withTokenOptions(program.command('proxy')))
+    .option('--port <n>', 'port on 127.0.0.1 (0: a free one)', (value) => Number(value), 0)
+    .option('--allow-methods <list>', 'only these methods, comma-separated (e.g. GET,HEAD for a read-only agent)')
+    .option('--allow-paths <prefix...>', 'only paths that start with one of these')
+    .description(
+      "serve the profile's API on 127.0.0.1 with its token added: programs call it and never hold a token (Ctrl-C stops)",
+    )
+    .addHelpText(
+      'after',
+      `
+Only the profile's origin is contacted; a foreign Host, any Origin (web pages), CONNECT, absolute
+targets and redirects off the origin are refused or passed back without the token. A 401 renews once
+and replays once (bodies up to 10 MiB).
+
+Examples:
+  $ mmauth proxy --port 8787
+  $ mmauth proxy --json --allow-methods GET,HEAD      # {"url": "http://127.0.0.1:PORT"}
+  $ mmauth exec --proxy -- python agent.py            # MMAUTH_API_URL, no token in the child`,
+    )
+    .action(async (options) => runProxy(options, ctx));
+}
+
+/** `mmauth proxy`: starts the proxy, prints its address (--json: `{"url"}`), serves until Ctrl-C (exit 0). */
+export async function runProxy(options: ProxyOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const proxy = await startProfileProxy(options, ctx, out);
+  if (options.json === true) out.data(JSON.stringify({ url: proxy.url }));
+  else out.info(`Serving the API on ${proxy.url} (Ctrl-C stops)`);
+  await new Promise<void>((resolve) => {
+    if (ctx.signal.aborted) resolve();
+    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await proxy.close();
+}

@@ -1,0 +1,164 @@
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { listenOnLoopback } from '../util/listen.js';
+import { readCappedBody } from '../util/read-capped-body.js';
+import { admitOwnUserOnly } from './peer-check.js';
+
+/** Where the proxy gets the token it adds: the current one, and a new one after the service refused `accessToken`. */
+export interface ProxyTokens {
+  current(): Promise<string>;
+  renewAfterRefusal(accessToken: string): Promise<string>;
+}
+
+/** What one forwarded request was, for `--verbose`: never a token. */
+export interface ProxiedRequest {
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+  isRenewed: boolean;
+}
+
+/** Options of startApiProxy. */
+export interface ApiProxyOptions {
+  /** The profile's base URL: the only origin the proxy ever contacts. */
+  upstream: URL;
+  /** Port on 127.0.0.1; 0 for a free one. */
+  port: number;
+  tokens: ProxyTokens;
+  /** Methods a program may use (upper case); undefined: any but CONNECT. */
+  allowMethods?: ReadonlySet<string> | undefined;
+  /** Path prefixes a program may reach; undefined: any. */
+  allowPaths?: readonly string[] | undefined;
+  onRequest?: ((request: ProxiedRequest) => void) | undefined;
+}
+
+/** The most of a request body buffered so that it can be replayed after a 401 (`api`'s cap). */
+const MAX_REPLAYABLE_BYTES = 10 * 1024 * 1024;
+
+/** Hop-by-hop header fields (RFC 9110 §7.6.1), never forwarded either way. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** `headers` without hop-by-hop fields, those `Connection` names, and `drop`. */
+function endToEnd(headers: IncomingMessage['headers'], drop: readonly string[]): Record<string, string | string[]> {
+  const named = String(headers.connection ?? '')
+    .split(',')
+    .map((name) => name.trim().toLowerCase());
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name) || named.includes(name) || drop.includes(name)) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+function refuse(res: ServerResponse, status: number, error: string, description: string): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(JSON.stringify({ error, error_description: description }));
+}
+
+/**
+ * Starts the authenticating proxy on 127.0.0.1 (`mmauth proxy`, `exec --proxy`; kubectl proxy's
+ * pattern): each request to `http://127.0.0.1:PORT/PATH` goes to the profile's base URL + PATH with
+ * `Authorization: Bearer <current token>`, the answer streamed back as it comes. Refused before any
+ * upstream request: another user's connection (peer check), a foreign `Host` (DNS rebinding) or any
+ * `Origin` (a web page: no CORS) with 403, `CONNECT` 405, an absolute-form target 400, a method or a
+ * path outside the allow-lists 403. The program's own `Authorization` and `Cookie` and hop-by-hop
+ * fields (RFC 9110 §7.6.1) are not forwarded; redirects come back unfollowed. A 401 renews once and
+ * replays once when the body was buffered (at most 10 MiB); a larger or unsized body is streamed and
+ * its 401 returned.
+ */
+export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: string; close(): Promise<void> }> {
+  let hosts = new Set<string>();
+  const basePath = options.upstream.pathname.replace(/\/+$/, '');
+  const send = options.upstream.protocol === 'https:' ? httpsRequest : httpRequest;
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) refuse(res, 502, 'bad_gateway', error instanceof Error ? error.message : String(error));
+      else res.destroy();
+    });
+  });
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const startedMs = Date.now();
+    const method = req.method ?? 'GET';
+    const target = req.url ?? '/';
+    if (!hosts.has(String(req.headers.host ?? '').toLowerCase())) {
+      return refuse(res, 403, 'forbidden_host', 'this proxy answers only to its own address');
+    }
+    if (req.headers.origin !== undefined) return refuse(res, 403, 'forbidden_origin', 'no web page may use this proxy');
+    if (method === 'CONNECT') return refuse(res, 405, 'method_not_allowed', 'CONNECT opens no tunnel here');
+    if (!target.startsWith('/')) return refuse(res, 400, 'absolute_target', 'send a path, not an absolute URL');
+    if (options.allowMethods !== undefined && !options.allowMethods.has(method)) {
+      return refuse(res, 403, 'method_not_allowed', `${method} is not allowed (--allow-methods)`);
+    }
+    const path = target.split('?')[0] ?? '/';
+    if (options.allowPaths !== undefined && !options.allowPaths.some((prefix) => path.startsWith(prefix))) {
+      return refuse(res, 403, 'path_not_allowed', `${path} is not allowed (--allow-paths)`);
+    }
+    const length = Number(req.headers['content-length'] ?? (req.headers['transfer-encoding'] ? NaN : 0));
+    const body =
+      Number.isFinite(length) && length <= MAX_REPLAYABLE_BYTES
+        ? await readCappedBody(req, MAX_REPLAYABLE_BYTES)
+        : undefined;
+    const headers = endToEnd(req.headers, ['authorization', 'cookie', 'host']);
+    const forward = (accessToken: string) =>
+      new Promise<IncomingMessage>((resolve, reject) => {
+        const upstream = send(
+          new URL(`${basePath}${target}`, options.upstream.origin),
+          { method, headers: { ...headers, authorization: `Bearer ${accessToken}` } },
+          resolve,
+        );
+        upstream.on('error', reject);
+        if (body !== undefined) upstream.end(body);
+        else req.pipe(upstream);
+      });
+    let token = await options.tokens.current();
+    let answer = await forward(token);
+    let isRenewed = false;
+    if (answer.statusCode === 401 && body !== undefined) {
+      answer.resume();
+      token = await options.tokens.renewAfterRefusal(token);
+      answer = await forward(token);
+      isRenewed = true;
+    }
+    res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers, []));
+    answer.pipe(res);
+    answer.on('end', () =>
+      options.onRequest?.({
+        method,
+        path,
+        status: answer.statusCode ?? 502,
+        durationMs: Date.now() - startedMs,
+        isRenewed,
+      }),
+    );
+  };
+  // Node hands CONNECT to a listener of its own (and else drops the connection unanswered): 405.
+  server.on('connect', (_req: IncomingMessage, socket: import('node:net').Socket) => {
+    socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
+  admitOwnUserOnly(server);
+  server.headersTimeout = 10_000;
+  await listenOnLoopback(server, options.port);
+  const port = (server.address() as AddressInfo).port;
+  hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
