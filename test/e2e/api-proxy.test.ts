@@ -69,9 +69,7 @@ describe('mmauth proxy', () => {
     expect(await rawStatus(url, `GET http://evil.example/api/me HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`)).toBe(
       400,
     );
-    expect(
-      await rawStatus(url, `CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n`),
-    ).toBe(405);
+    expect(await rawStatus(url, `CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n`)).toBe(405);
     expect(await rawStatus(url, `GET /api/me HTTP/1.1\r\nHost: evil.example\r\n\r\n`)).toBe(403);
     expect((await fetch(`${url}/api/me`, { headers: { origin: 'https://evil.example' } })).status).toBe(403);
     expect((await fetch(`${url}/api/echo`, { method: 'POST', body: 'x' })).status).toBe(403);
