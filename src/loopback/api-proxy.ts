@@ -1,5 +1,11 @@
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import {
+  Agent as HttpAgent,
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { listenOnLoopback } from '../util/listen.js';
 import { readCappedBody } from '../util/read-capped-body.js';
@@ -82,7 +88,10 @@ function refuse(res: ServerResponse, status: number, error: string, description:
 export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: string; close(): Promise<void> }> {
   let hosts = new Set<string>();
   const basePath = options.upstream.pathname.replace(/\/+$/, '');
-  const send = options.upstream.protocol === 'https:' ? httpsRequest : httpRequest;
+  const isHttps = options.upstream.protocol === 'https:';
+  const send = isHttps ? httpsRequest : httpRequest;
+  // Connections to the service are kept and reused: a new TCP (and TLS) set-up per request would be most of the cost.
+  const agent = isHttps ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) refuse(res, 502, 'bad_gateway', error instanceof Error ? error.message : String(error));
@@ -116,7 +125,7 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
       new Promise<IncomingMessage>((resolve, reject) => {
         const upstream = send(
           new URL(`${basePath}${target}`, options.upstream.origin),
-          { method, headers: { ...headers, authorization: `Bearer ${accessToken}` } },
+          { method, agent, headers: { ...headers, authorization: `Bearer ${accessToken}` } },
           resolve,
         );
         upstream.on('error', reject);
@@ -159,6 +168,7 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
+        agent.destroy();
       }),
   };
 }
