@@ -96,7 +96,10 @@ describe("N25: the loopback's Sign-in failed page", () => {
         const cookie = (start.headers.get('set-cookie') ?? '').split(';')[0];
         const authorize = await fetch(start.headers.get('location'), { redirect: 'manual' });
         const callback = await fetch(authorize.headers.get('location'), { headers: { cookie } });
-        require('node:fs').writeFileSync(${JSON.stringify(page)}, await callback.text());
+        // Written whole, then renamed: the test never reads half a page.
+        const fs = require('node:fs');
+        fs.writeFileSync(${JSON.stringify(page)} + '.part', await callback.text());
+        fs.renameSync(${JSON.stringify(page)} + '.part', ${JSON.stringify(page)});
       })();`,
     );
     const env = {
