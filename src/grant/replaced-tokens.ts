@@ -2,7 +2,7 @@ import { isMmauthError, type MmauthError } from '../errors.js';
 import { requestRevocation } from '../oauth/revocation.js';
 import type { ClientAuthentication, ServerConfiguration } from '../oauth/server-configuration.js';
 import { liveReplacedTokens, type Profile, type ReplacedToken, type StoredToken } from '../store/profile.js';
-import { bindingOf } from '../store/secrets.js';
+import { bindingOf, isSameBinding } from '../store/secrets.js';
 
 /**
  * Whether storing `next` over `former`'s token leaves that token live and unended: it has no refresh
@@ -32,9 +32,11 @@ export function keptReplacedTokens(
   nowMs: number,
 ): ReplacedToken[] | undefined {
   if (former === undefined) return undefined;
-  const was = bindingOf('', former.baseUrl, former.clientId);
-  const now = bindingOf('', next.baseUrl, next.clientId);
-  if (former.baseUrl !== undefined && (was.origin !== now.origin || was.clientId !== now.clientId)) return undefined;
+  const isRebound = !isSameBinding(
+    bindingOf('', former.baseUrl, former.clientId),
+    bindingOf('', next.baseUrl, next.clientId),
+  );
+  if (former.baseUrl !== undefined && isRebound) return undefined;
   const added = isLeftLive(former.token, next.token)
     ? [{ accessToken: former.token.accessToken, expiresAt: former.token.expiresAt }]
     : [];

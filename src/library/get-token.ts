@@ -50,6 +50,7 @@ export class TokenProvider {
   #signature = '';
   #configPath: string | undefined;
   #cached: { token: Token; stored: StoredToken | undefined } | undefined;
+  #baseUrl: { key: string; value: string | undefined } | undefined;
   #inFlight: Promise<Token> | undefined;
   readonly #options: TokenOptions;
 
@@ -138,11 +139,18 @@ export class TokenProvider {
     }
   }
 
-  /** The base URL of the profile `token` belongs to (MMAUTH_BASE_URL for a token given in the environment). */
+  /**
+   * The base URL of the profile `token` belongs to (MMAUTH_BASE_URL for a token given in the
+   * environment); read from the config file once per version of it, not once per request.
+   */
   async baseUrlOf(token: Token): Promise<string | undefined> {
     const ctx = await this.#context();
-    const listed = (await ctx.openStore()).listOne(token.profile);
-    return listed?.baseUrl ?? ctx.env.MMAUTH_BASE_URL?.trim() ?? undefined;
+    const key = `${token.profile}\n${this.#signature}`;
+    if (this.#baseUrl?.key !== key) {
+      const listed = (await ctx.openStore()).listOne(token.profile);
+      this.#baseUrl = { key, value: listed?.baseUrl ?? ctx.env.MMAUTH_BASE_URL?.trim() };
+    }
+    return this.#baseUrl.value;
   }
 }
 

@@ -67,6 +67,14 @@ export function bindingOf(
   return { profileName, origin, clientId: clientId ?? '' };
 }
 
+/** Whether two bindings name the same origin and client id (the profile name aside): credentials may move between them. */
+export function isSameBinding(
+  a: Pick<CredentialBinding, 'origin' | 'clientId'>,
+  b: Pick<CredentialBinding, 'origin' | 'clientId'>,
+): boolean {
+  return a.origin === b.origin && a.clientId === b.clientId;
+}
+
 /** The length of a key, in bytes (AES-256). */
 export const KEY_BYTES = 32;
 

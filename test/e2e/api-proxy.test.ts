@@ -6,11 +6,9 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
-import { readConfig, startTestEmulator, type TestEmulator } from '../support/emulator.js';
+import { readConfig, startTestEmulator, refreshGrants } from '../support/emulator.js';
 
 type Json = Record<string, any>;
-const refreshGrants = (emulator: TestEmulator) =>
-  emulator.requests.filter((r) => new URLSearchParams(r.body).get('grant_type') === 'refresh_token').length;
 
 async function signedIn(tokenTtlS = 7200) {
   const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5', tokenTtlS });

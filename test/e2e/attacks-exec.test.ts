@@ -2,21 +2,18 @@
  * What an attacker (or bad luck) does around `exec` and renewal (issue 31: N8, N10, N11, N17, W15).
  * Each case is the attack tried again with the spawned binary against the emulator.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { HEADLESS_BROWSER, makeConfigDir, makeScratchDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 import { startGateProxy } from '../support/gate-proxy.js';
 import { writeProfiles } from '../support/profiles.js';
 
-function scratch(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mmauth-attack-exec-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+/** A scratch directory of this test's. */
+const scratch = () => makeScratchDir('mmauth-attack-exec-');
 
 const CHILD = resolve(import.meta.dirname, '../support/exec-child.mjs');
 

@@ -4,13 +4,13 @@
  * floods mmauth's loopback listeners. Every case is the attack tried again: it must fail.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
+
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { makeConfigDir, startCli } from '../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { makeConfigDir, makeScratchDir, startCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 
 const ATTACKER = resolve(import.meta.dirname, '../support/attacker/other-user.mjs');
@@ -21,12 +21,7 @@ const OTHER_UID = 65534;
 const isRoot = process.getuid?.() === 0;
 
 /** A folder every user can read (the other user reads the browser's pid file from it). */
-function sharedDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mmauth-local-user-'));
-  chmodSync(dir, 0o755);
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const sharedDir = () => makeScratchDir('mmauth-local-user-', 0o755);
 
 /** Runs the attacker as OTHER_UID; resolves with its JSON line (bounded: 20 s). */
 function attackAsOtherUser(pidFile: string): Promise<Record<string, any>> {

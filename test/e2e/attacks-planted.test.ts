@@ -3,19 +3,16 @@
  * endless file, a profile name made to run in a shell. Each case is the attack tried again.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { makeConfigDir, runCli } from '../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { makeConfigDir, makeScratchDir, runCli } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
 import { writeProfiles } from '../support/profiles.js';
 
-function workDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mmauth-planted-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+/** A scratch directory of this test's. */
+const workDir = () => makeScratchDir('mmauth-planted-');
 
 async function twoServers() {
   const dev = await startTestEmulator();

@@ -5,29 +5,24 @@
  * when the child exits mid-renewal; after `logout`, nothing mmauth obtained for the profile is live
  * (decisions 39, 40). Spawned binaries against the emulator's `doorkeeper5` flavor.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
-import { readConfig, startTestEmulator, type TestEmulator } from '../support/emulator.js';
+import { describe, expect, it } from 'vitest';
+import { HEADLESS_BROWSER, makeConfigDir, makeScratchDir, runCli, startCli } from '../support/cli.js';
+import { readConfig, startTestEmulator, type TestEmulator, refreshGrants } from '../support/emulator.js';
 import { startGateProxy } from '../support/gate-proxy.js';
 
 const CHILD = resolve(import.meta.dirname, '../support/exec-child.mjs');
 type Json = Record<string, any>;
 
-function scratch(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mmauth-held-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+/** A scratch directory of this test's. */
+const scratch = () => makeScratchDir('mmauth-held-');
 
 const stored = (configDir: string): Json => (readConfig(configDir) as Json).profiles.default;
 /** The live tokens a client obtained (the emulator's seeded personal token aside). */
 const liveObtained = (emulator: TestEmulator) => emulator.state.liveTokens().filter((t) => t.grant !== 'personal');
-const refreshGrants = (emulator: TestEmulator) =>
-  emulator.requests.filter((r) => new URLSearchParams(r.body).get('grant_type') === 'refresh_token').length;
 
 /** A signed-in code-flow profile (refresh tokens on) on a `ttlS`-second emulator, reached through `baseUrl` when given. */
 async function signedIn(ttlS: number, options: { refreshTokens?: boolean; viaGate?: boolean } = {}) {

@@ -3,19 +3,16 @@
  * true"): each case tried again with the spawned binary against the emulator, the words pinned by an
  * inline snapshot (ports, paths and tokens replaced by placeholders).
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { makeConfigDir, runCli } from '../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { makeConfigDir, makeScratchDir, runCli } from '../support/cli.js';
 import { startTestEmulator, storedAccessToken, type TestEmulator } from '../support/emulator.js';
 import { writeProfiles } from '../support/profiles.js';
 
-function scratch(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mmauth-words-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+/** A scratch directory of this test's. */
+const scratch = () => makeScratchDir('mmauth-words-');
 
 /** stderr with the emulator's address, the config directory and `extra` values replaced by placeholders. */
 function words(

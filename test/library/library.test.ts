@@ -10,13 +10,11 @@ import fc from 'fast-check';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createTokenSource, getToken, LoginRequiredError, MmauthError } from '../../src/index.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
-import { readConfig, startTestEmulator, type TestEmulator } from '../support/emulator.js';
+import { readConfig, startTestEmulator, refreshGrants } from '../support/emulator.js';
 import { writeProfiles } from '../support/profiles.js';
 
 type Json = Record<string, any>;
 const stored = (configDir: string, profile = 'default'): Json => (readConfig(configDir) as Json).profiles[profile];
-const refreshGrants = (emulator: TestEmulator) =>
-  emulator.requests.filter((r) => new URLSearchParams(r.body).get('grant_type') === 'refresh_token').length;
 
 /** A code-flow profile signed in at an emulator (file store), and the environment the library reads. */
 async function signedIn(options: { tokenTtlS?: number } = {}) {

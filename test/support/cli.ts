@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { onTestFinished } from 'vitest';
@@ -125,6 +125,14 @@ export function startCli(args: string[], options: CliOptions = {}): RunningCli {
 /** Runs mmauth to completion. */
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return startCli(args, options).done;
+}
+
+/** A fresh scratch directory for this test (`mode` 0700 unless given), removed when it ends. */
+export function makeScratchDir(prefix = 'mmauth-scratch-', mode?: number): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  if (mode !== undefined) chmodSync(dir, mode);
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }
 
 /** A fresh config directory for this test (MMAUTH_CONFIG_DIR), removed when it ends. */

@@ -37,6 +37,11 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
   });
 }
 
+/** How many refresh grants (RFC 6749 §6) the emulator has answered so far. */
+export function refreshGrants(emulator: Pick<TestEmulator, 'requests'>): number {
+  return emulator.requests.filter((r) => new URLSearchParams(r.body).get('grant_type') === 'refresh_token').length;
+}
+
 /** The config file as JSON (throws when it does not exist). */
 export function readConfig(configDir: string): unknown {
   return JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8'));

@@ -3,7 +3,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { StoredToken } from '../../store/profile.js';
 import type { ProfileStore } from '../../store/profile-store.js';
-import { bindingOf, type CredentialBinding } from '../../store/secrets.js';
+import { bindingOf, isSameBinding, type CredentialBinding } from '../../store/secrets.js';
 import { markFollower } from '../../store/token-followers.js';
 
 /** How often the config file is stat'ed when no change event came, in ms: the longest a missed event delays a switch. */
@@ -25,10 +25,6 @@ export interface ProfileFollower {
   /** The profile's token as stored now (the keyring copy or the plain field; the sealed form only when neither). */
   read(): Promise<FollowedState>;
   close(): void;
-}
-
-function isSameBinding(a: CredentialBinding, b: CredentialBinding): boolean {
-  return a.origin === b.origin && a.clientId === b.clientId;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.js';
 import { isSecretForClient } from '../../grant/credential-binding.js';
 import { endGrant } from '../../grant/end-grant.js';
 import { revokeReplacedTokens } from '../../grant/replaced-tokens.js';
-import { bindingOf } from '../../store/secrets.js';
+import { bindingOf, isSameBinding } from '../../store/secrets.js';
 import { resolveEndpoints } from '../../oauth/endpoints.js';
 import type { Profile, StoredToken } from '../../store/profile.js';
 import type { Output } from '../../ui/output.js';
@@ -27,10 +27,9 @@ function secretOf(replaced: Profile, run: ReplacingRun): string | undefined {
 }
 
 /** Whether the replacing run binds the profile to the same origin and client as before. */
-function isSameBinding(replaced: Profile, run: ReplacingRun, baseUrl: string | undefined): boolean {
-  const was = bindingOf('', replaced.baseUrl, replaced.clientId);
+function isSameTarget(replaced: Profile, run: ReplacingRun, baseUrl: string | undefined): boolean {
   const now = bindingOf('', baseUrl, run.clientId === '' ? replaced.clientId : run.clientId);
-  return was.origin === now.origin && was.clientId === now.clientId;
+  return isSameBinding(bindingOf('', replaced.baseUrl, replaced.clientId), now);
 }
 
 /**
@@ -59,8 +58,8 @@ export async function endReplacedGrant(
     );
     return { revoked: false, confirmed: false, reason: 'personal_token' };
   }
-  const isRebound =
-    replaced.baseUrl !== undefined && next.accessToken !== old.accessToken && !isSameBinding(replaced, run, baseUrl);
+  // (The same token was returned above.) Rebound: another origin or client than the one replaced.
+  const isRebound = replaced.baseUrl !== undefined && !isSameTarget(replaced, run, baseUrl);
   if (old.refreshToken === undefined && old.expiresAt !== undefined && !isRebound) {
     out.info(
       `  The token it replaced stays live until ${old.expiresAt} (another process may still be using it); \`mmauth logout\` ends it.`,
