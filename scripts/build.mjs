@@ -51,7 +51,7 @@ execFileSync(
 /**
  * The declarations the package serves: those of its two exports (`mmauth`, `mmauth/emulator`) and
  * what they import, nothing else. tsc declares every module the library's code reaches, among them
- * commands/shared/options.d.ts (936 KB of inferred commander types) that no public type needs.
+ * the declarations of settings and context that no public type names.
  */
 function pruneDeclarations() {
   const kept = new Set();

@@ -1,10 +1,11 @@
 import { CommanderError } from '@commander-js/extra-typings';
 import { createContext, type AppContext } from './context.js';
 import { MmauthError } from './errors.js';
-import { describeFailure, ExitCode, type FailureContext, type FailureReport } from './commands/shared/failure.js';
-import { failureContextFor, type FailedRun } from './commands/shared/failure-context.js';
-import { conflictMessage } from './commands/shared/conflicts.js';
-import { isVerbose } from './commands/shared/settings.js';
+import { ExitCode } from './exit-codes.js';
+import { describeFailure, type FailureContext, type FailureReport } from './failure/failure-report.js';
+import { failureContextFor, type FailedRun } from './failure/failure-context.js';
+import { conflictMessage } from './commands/conflicts.js';
+import { isVerbose } from './settings/settings.js';
 import { buildProgram } from './program.js';
 
 /** Set by the build (esbuild `define`) to package.json's version; absent when run from tsc's output. */

@@ -1,14 +1,14 @@
 import { Command } from '@commander-js/extra-typings';
-import { registerApi } from './commands/api.js';
+import { registerApi } from './commands/api/api.js';
 import { registerClientCredentials } from './commands/client-credentials.js';
 import { registerCompletion } from './commands/completion.js';
-import { registerDoctor } from './commands/doctor.js';
+import { registerDoctor } from './commands/doctor/doctor.js';
 import { registerEmulator } from './commands/emulator.js';
 import { registerExec } from './commands/exec.js';
 import { registerProxy } from './commands/proxy.js';
 import { registerHeader } from './commands/header.js';
 import { registerInfo } from './commands/info.js';
-import { registerLogin } from './commands/login.js';
+import { registerLogin } from './commands/login/login.js';
 import { registerLogout } from './commands/logout.js';
 import { registerProfile } from './commands/profile.js';
 import { registerRefresh } from './commands/refresh.js';
@@ -16,7 +16,7 @@ import { registerRevoke } from './commands/revoke.js';
 import { registerStatus } from './commands/status.js';
 import { registerToken } from './commands/token.js';
 import type { AppContext } from './context.js';
-import { conflictMessage } from './commands/shared/conflicts.js';
+import { conflictMessage } from './commands/conflicts.js';
 
 /** Each command's register call, in the order `mmauth --help` lists them. */
 const COMMANDS: ReadonlyArray<[string, (program: Command, ctx: AppContext) => void]> = [

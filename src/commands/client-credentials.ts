@@ -5,12 +5,12 @@ import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import { reportToken } from '../ui/token-report.js';
 import type { Profile } from '../store/profile.js';
 import { keptReplacedTokens } from '../grant/replaced-tokens.js';
-import { endReplacedGrant, type ReplacedJson } from './shared/replaced-grant.js';
-import { prepareStoring, type StorageOptions } from './shared/credential-storage.js';
-import { withClientOptions, withCommonOptions, withStorageOption, type ClientOptions } from './shared/options.js';
+import { endReplacedGrant, type ReplacedJson } from './login/replaced-grant.js';
+import { prepareStoring, type StorageOptions } from './login/credential-storage.js';
+import { withClientOptions, withCommonOptions, withStorageOption, type ClientOptions } from './options.js';
 import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
-import { chooseScope, requireClientId, resolveClientSecret } from './shared/settings.js';
-import { resolveTarget } from './shared/target.js';
+import { chooseScope, requireClientId, resolveClientSecret } from '../settings/settings.js';
+import { resolveTarget } from '../settings/target.js';
 import { toStoredToken } from '../grant/token-record.js';
 
 /** Options of `mmauth client-credentials`. */

@@ -1,7 +1,7 @@
 import { Option, type Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
-import { parseSeconds } from './shared/options.js';
+import { parseSeconds } from './options.js';
 
 /** Options of `mmauth emulator`. */
 export interface EmulatorCommandOptions {

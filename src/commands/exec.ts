@@ -2,8 +2,8 @@ import type { Command } from '@commander-js/extra-typings';
 import { constants as osConstants } from 'node:os';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
-import { withRenewalOptions, withTokenOptions } from './shared/options.js';
-import type { UsableTokenOptions } from './shared/usable-token.js';
+import { withRenewalOptions, withTokenOptions } from './options.js';
+import type { UsableTokenOptions } from '../token/usable-token.js';
 
 /** Options of `mmauth exec`. */
 export interface ExecOptions extends UsableTokenOptions {
@@ -90,7 +90,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
   }
   const [{ createTokenFile }, { keepProfileToken }] = await Promise.all([
     import('./exec/token-file.js'),
-    import('./exec/profile-token.js'),
+    import('../token/profile-token.js'),
   ]);
   // The file is made once the first token is known (the keeper's, should it have renewed already).
   let fileRef: ReturnType<typeof createTokenFile> | undefined;
@@ -101,7 +101,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
     { url: string; authorization: string; socketPath: string | undefined; close(): Promise<void> } | undefined;
   try {
     if (options.serve === true) {
-      const { startTokenServer } = await import('./exec/token-server.js');
+      const { startTokenServer } = await import('../loopback/token-server.js');
       const { join } = await import('node:path');
       server = await startTokenServer(() => keeper.fresh(), join(file.dir, 'token.sock'));
     }

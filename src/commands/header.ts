@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { withRenewalOptions, withTokenOptions } from './shared/options.js';
-import { usableAccessToken, type UsableTokenOptions } from './shared/usable-token.js';
+import { withRenewalOptions, withTokenOptions } from './options.js';
+import { usableAccessToken, type UsableTokenOptions } from '../token/usable-token.js';
 
 /** Registers `mmauth header`; the logic is runHeader. */
 export function registerHeader(program: Command, ctx: AppContext): void {

@@ -2,12 +2,12 @@ import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { requireTokenInfo } from '../oauth/token-info.js';
 import { describeLifetime, formatInstant, maskToken } from '../ui/format.js';
-import { selectAccessToken } from './shared/access-token.js';
-import { withCommonOptions, type CommonOptions } from './shared/options.js';
-import { resolveTarget } from './shared/target.js';
+import { selectAccessToken } from '../token/access-token.js';
+import { withCommonOptions, type CommonOptions } from './options.js';
+import { resolveTarget } from '../settings/target.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { isFresh, renewalOf } from '../grant/renewal.js';
-import { usableAccessToken } from './shared/usable-token.js';
+import { usableAccessToken } from '../token/usable-token.js';
 
 /** Registers `mmauth info`; the logic is runInfo. */
 export function registerInfo(program: Command, ctx: AppContext): void {

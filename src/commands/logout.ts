@@ -3,13 +3,13 @@ import type { AppContext } from '../context.js';
 import type { Profile } from '../store/profile.js';
 import { LOST_KEY } from '../store/credential-vault.js';
 import { maskToken } from '../ui/format.js';
-import { nextStep } from './shared/next-step.js';
-import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
+import { nextStep } from '../settings/next-step.js';
+import { withClientOptions, withCommonOptions, type ClientOptions } from './options.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { endGrant, type GrantEnd } from '../grant/end-grant.js';
-import { grantEndFields, reportGrantEnd } from './shared/grant-end-report.js';
-import { resolveGrantTarget } from './shared/grant-target.js';
-import { openLocalTarget, requireProfile, resolveTarget, type LocalTarget } from './shared/target.js';
+import { grantEndFields, reportGrantEnd } from '../ui/grant-end-report.js';
+import { resolveGrantTarget } from '../settings/grant-target.js';
+import { openLocalTarget, requireProfile, resolveTarget, type LocalTarget } from '../settings/target.js';
 import { isMmauthError } from '../errors.js';
 import { revokeReplacedTokens } from '../grant/replaced-tokens.js';
 

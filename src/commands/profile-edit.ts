@@ -4,10 +4,19 @@ import { resolveEndpoints } from '../oauth/endpoints.js';
 import { assertProfileName, emptyProfile, type Profile } from '../store/profile.js';
 import { isVisibleWord } from '../util/visible-word.js';
 import { forgetProfileCredentials, logOutProfile, type LogoutOptions } from './logout.js';
-import type { ProfileSettingsOptions } from './profile.js';
-import { DIRECTORY_FILE, MAX_DIRECTORY_FILE_BYTES } from './shared/profile-selection.js';
-import { parseLoopbackRedirectUri } from './shared/redirect-uri.js';
-import { resolveScope } from './shared/settings.js';
+import { DIRECTORY_FILE, MAX_DIRECTORY_FILE_BYTES } from '../settings/profile-selection.js';
+import { parseLoopbackRedirectUri } from '../settings/redirect-uri.js';
+import { resolveScope } from '../settings/settings.js';
+
+/** Options of `profile create` and `profile set`: the settings a profile holds. */
+export interface ProfileSettingsOptions {
+  baseUrl?: string;
+  clientId?: string;
+  scope?: string;
+  redirectUri?: string;
+  replace?: boolean;
+  json?: boolean;
+}
 
 /**
  * The store, and the named profile, which must exist: `unknown_profile` (exit 4, decisions 35) said

@@ -10,18 +10,8 @@ import {
   runProfileTrust,
   runProfileUse,
 } from './profile-edit.js';
-import { withClientOptions, withCommonOptions } from './shared/options.js';
-import { describeSelection, selectProfile } from './shared/profile-selection.js';
-
-/** Options of `profile create` and `profile set`: the settings a profile holds. */
-export interface ProfileSettingsOptions {
-  baseUrl?: string;
-  clientId?: string;
-  scope?: string;
-  redirectUri?: string;
-  replace?: boolean;
-  json?: boolean;
-}
+import { withClientOptions, withCommonOptions } from './options.js';
+import { describeSelection, selectProfile } from '../settings/profile-selection.js';
 
 /** Registers `mmauth profile list|use|create|set|rename|remove`; the logic is in runProfileX. */
 export function registerProfile(program: Command, ctx: AppContext): void {

@@ -3,8 +3,8 @@ import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { resolveEndpoints } from '../oauth/endpoints.js';
 import type { Output } from '../ui/output.js';
-import { withRenewalOptions, withTokenOptions } from './shared/options.js';
-import type { UsableTokenOptions } from './shared/usable-token.js';
+import { withRenewalOptions, withTokenOptions } from './options.js';
+import type { UsableTokenOptions } from '../token/usable-token.js';
 
 /** Options of `mmauth proxy`. */
 export interface ProxyOptions extends UsableTokenOptions {
@@ -34,7 +34,7 @@ export async function startProfileProxy(options: ProxyOptions, ctx: AppContext, 
     throw new MmauthError('usage', `--allow-methods "${options.allowMethods}" is not a list of HTTP methods`);
   }
   const [{ keepProfileToken }, { startApiProxy }] = await Promise.all([
-    import('./exec/profile-token.js'),
+    import('../token/profile-token.js'),
     import('../loopback/api-proxy.js'),
   ]);
   const { keeper, baseUrl } = await keepProfileToken(options, ctx, out, () => undefined);

@@ -3,10 +3,10 @@ import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { reportToken } from '../ui/token-report.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
-import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './shared/options.js';
+import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './options.js';
 import { renewalOf, renewToken } from '../grant/renewal.js';
-import { pickSetting, traceFor } from './shared/settings.js';
-import { openLocalTarget, requireProfile } from './shared/target.js';
+import { pickSetting, traceFor } from '../settings/settings.js';
+import { openLocalTarget, requireProfile } from '../settings/target.js';
 
 /** Options of `mmauth refresh`. */
 export interface RefreshOptions extends LocalOptions {

@@ -1,13 +1,13 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
-import { profileFlag } from './shared/next-step.js';
-import { selectAccessToken } from './shared/access-token.js';
-import { withClientOptions, withCommonOptions, type ClientOptions } from './shared/options.js';
+import { profileFlag } from '../settings/next-step.js';
+import { selectAccessToken } from '../token/access-token.js';
+import { withClientOptions, withCommonOptions, type ClientOptions } from './options.js';
 import { endGrant, revokeAndConfirm } from '../grant/end-grant.js';
-import { grantEndFields, reportGrantEnd } from './shared/grant-end-report.js';
-import { resolveGrantTarget } from './shared/grant-target.js';
-import { resolveTarget } from './shared/target.js';
+import { grantEndFields, reportGrantEnd } from '../ui/grant-end-report.js';
+import { resolveGrantTarget } from '../settings/grant-target.js';
+import { resolveTarget } from '../settings/target.js';
 
 /** Registers `mmauth revoke`; the logic is runRevoke. */
 export function registerRevoke(program: Command, ctx: AppContext): void {

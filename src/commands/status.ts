@@ -6,18 +6,18 @@ import type { ProfileStore } from '../store/store-types.js';
 import type { ListedProfile } from '../store/profile-listing.js';
 import { formatDuration, formatInstant, maskToken } from '../ui/format.js';
 import { judgeStoredToken, secondsLeft, type TokenState } from '../store/token-state.js';
-import { nextStep } from './shared/next-step.js';
-import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './shared/options.js';
+import { nextStep } from '../settings/next-step.js';
+import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './options.js';
 import { renewalOf, type RenewalKind } from '../grant/renewal.js';
-import { checkStoredTokens, type TokenCheck } from './shared/token-check.js';
+import { checkStoredTokens, type TokenCheck } from '../token/token-check.js';
 
 const RENEWAL_WORDS: Record<RenewalKind, string> = {
   refresh_token: 'refresh token',
   client_credentials: 'client credentials',
   none: 'none',
 };
-import { describeSelection, selectProfile } from './shared/profile-selection.js';
-import { requireProfile } from './shared/target.js';
+import { describeSelection, selectProfile } from '../settings/profile-selection.js';
+import { requireProfile } from '../settings/target.js';
 
 /** Options of `mmauth status`. */
 export interface StatusOptions extends LocalOptions {

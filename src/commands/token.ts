@@ -1,8 +1,8 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { tokenJson } from '../ui/token-report.js';
-import { withRenewalOptions, withTokenOptions } from './shared/options.js';
-import { usableAccessToken, type UsableTokenOptions } from './shared/usable-token.js';
+import { withRenewalOptions, withTokenOptions } from './options.js';
+import { usableAccessToken, type UsableTokenOptions } from '../token/usable-token.js';
 
 /** Registers `mmauth token`; the logic is runToken. */
 export function registerToken(program: Command, ctx: AppContext): void {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AccessTokenRecord, EmulatorClient } from './state.js';
+import type { AccessTokenRecord, EmulatorClient } from './records.js';
 
 /** A refresh token (RFC 6749 §1.5, §6) and the grant it renews. */
 export interface RefreshTokenRecord {

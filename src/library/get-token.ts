@@ -1,6 +1,6 @@
 import { fileSignature } from '../util/file-signature.js';
 import type { AppContext } from '../context.js';
-import { usableAccessToken } from '../commands/shared/usable-token.js';
+import { usableAccessToken } from '../token/usable-token.js';
 import { isFresh } from '../grant/freshness.js';
 import { renewToken } from '../grant/renewal.js';
 import type { StoredToken } from '../store/profile.js';

@@ -1,5 +1,5 @@
 import { isMmauthError, MmauthError, type ErrorCode } from '../errors.js';
-import { exitCodeOf } from '../commands/shared/failure.js';
+import { exitCodeOf } from '../exit-codes.js';
 
 /** The codes after which only a login helps: a program may fall through to another credential. */
 export const LOGIN_REQUIRED_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([

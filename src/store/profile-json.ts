@@ -1,6 +1,6 @@
 import { TOKEN_ORIGINS } from '../oauth/wire.js';
 import { isRecord } from '../util/is-record.js';
-import { instant, word } from './stored-values.js';
+import { instant, ProfileFormatError, word } from './stored-values.js';
 import {
   decodeReplacedTokens,
   encodeReplacedTokens,
@@ -14,8 +14,7 @@ import { SECRET_FIELDS, type ProfileSecrets, type SealedSecrets, type SecretFiel
 // The on-disk JSON form of a profile (snake_case keys): parsing, with sealed secrets opened or left
 // out, and serializing, with them sealed or in plain text (README "Where the config lives").
 
-/** Thrown by parseProfile for a field of the wrong shape; the store adds the file name. */
-export class ProfileFormatError extends Error {}
+export { ProfileFormatError };
 
 function optionalString(record: Record<string, unknown>, key: string, where: string): string | undefined {
   const value = record[key];

@@ -1,5 +1,7 @@
 import { isVisibleWord } from '../util/visible-word.js';
-import { ProfileFormatError } from './profile-json.js';
+
+/** Thrown by parseProfile for a field of the wrong shape; the store adds the file name. */
+export class ProfileFormatError extends Error {}
 
 // What a stored value must look like to be one mmauth wrote (attacks 16): validated on read.
 

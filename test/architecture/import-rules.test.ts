@@ -3,24 +3,55 @@
  * which, which npm packages each layer may load, and that the layers below the commands neither
  * choose exit codes nor name a flag or an environment variable in an error.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import {
+  importCircles,
+  importEdgesOf,
+  importGraph,
+  importsOf,
+  layerOf,
+  reachableFrom,
+  resolveImport,
+  sourceFiles,
+  SRC,
+} from './import-graph.js';
 
-const SRC = resolve(import.meta.dirname, '../../src');
-
-/** Layer → the layers it may import (itself always). Top-level files are their own layer. */
+/**
+ * Layer → the layers it may import (itself always). Top-level files are their own layer. The command
+ * line is cli, program, commands and failure; everything else is the core the library runs on.
+ */
 const ALLOWED_LAYERS: Record<string, readonly string[]> = {
-  cli: ['commands', 'context', 'errors', 'program'],
+  cli: ['commands', 'context', 'errors', 'exit-codes', 'failure', 'program', 'settings'],
   program: ['commands', 'context'],
-  // The library's entry and layer (issue 32). It runs on the command line's own token and renewal
-  // modules until the core is split from the commands; it may never load a command-line package.
+  commands: [
+    'browser',
+    'context',
+    'emulator',
+    'errors',
+    'exit-codes',
+    'failure',
+    'grant',
+    'http',
+    'loopback',
+    'oauth',
+    'settings',
+    'store',
+    'token',
+    'ui',
+    'util',
+  ],
+  failure: ['context', 'errors', 'exit-codes', 'oauth/wire', 'settings'],
+  // The library's entry and layer (issue 32): the core only, never the command line.
   index: ['errors', 'library'],
-  library: ['commands', 'context', 'errors', 'grant', 'store', 'util'],
+  library: ['context', 'errors', 'exit-codes', 'grant', 'settings', 'store', 'token', 'util'],
+  token: ['context', 'errors', 'grant', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
+  settings: ['context', 'errors', 'grant', 'oauth', 'store', 'util'],
+  'exit-codes': ['errors'],
   context: ['browser', 'errors', 'http', 'oauth', 'store', 'ui', 'util'],
-  commands: ['browser', 'context', 'emulator', 'errors', 'grant', 'http', 'loopback', 'oauth', 'store', 'ui', 'util'],
   grant: ['context', 'errors', 'http', 'oauth', 'store', 'util'],
-  ui: ['errors', 'loopback', 'store', 'util'],
+  ui: ['errors', 'grant/end-grant', 'loopback', 'store', 'util'],
   browser: ['errors', 'ui', 'util'],
   demo: ['emulator', 'ui'],
   oauth: ['errors', 'http', 'util'],
@@ -31,6 +62,12 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   util: ['errors'],
   errors: [],
 };
+
+/** The command line: the layers a Node program importing `mmauth` never loads. */
+const COMMAND_LINE_LAYERS = ['cli', 'program', 'commands', 'failure'];
+
+/** The packages only the command line may load (decisions 44): a program importing `mmauth` loads none of them. */
+const COMMAND_LINE_PACKAGES = ['@commander-js/extra-typings', 'commander', 'chalk', 'open', /^@inquirer\//];
 
 /** Layer → npm packages it may import; node: built-ins are free. */
 const ALLOWED_PACKAGES: Record<string, readonly string[]> = {
@@ -47,25 +84,9 @@ const ALLOWED_PACKAGES: Record<string, readonly string[]> = {
 /** Layers below the commands: they raise coded errors and leave exit codes and hints to the failure map. */
 const LOWER_LAYERS = ['grant', 'oauth', 'http', 'loopback', 'store'];
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory()
-      ? sourceFiles(join(dir, entry.name))
-      : entry.name.endsWith('.ts')
-        ? [join(dir, entry.name)]
-        : [],
-  );
-}
-
-/** The layer of a file under src/: its first directory, or its own name for a top-level file. */
-function layerOf(file: string): string {
-  const path = relative(SRC, file).replace(/\\/g, '/');
-  return path.includes('/') ? (path.split('/')[0] ?? '') : path.replace(/\.ts$/, '');
-}
-
-/** Every module specifier a file imports, statically or with import(). */
-function importsOf(text: string): string[] {
-  return [...text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)'([^']+)'/g)].map((match) => match[1] ?? '');
+/** Whether `name` is a package only the command line may load. */
+function isCommandLinePackage(name: string): boolean {
+  return COMMAND_LINE_PACKAGES.some((pattern) => (typeof pattern === 'string' ? pattern === name : pattern.test(name)));
 }
 
 /** Whether `target` (a path under src/ without extension) is allowed for `layer`. */
@@ -129,8 +150,51 @@ describe('import rules (ARCHITECTURE.md)', () => {
     expect(violations).toEqual([]);
   });
 
+  it('no import circle between files, counting type imports (issue 32: the four-file circle around LoginOptions)', () => {
+    expect(importCircles(importGraph(files, () => true))).toEqual([]);
+  });
+
+  it('the library entry reaches no command-line file, and loads no command-line package at import', () => {
+    const entry = join(SRC, 'index.ts');
+    const everything = reachableFrom(
+      entry,
+      importGraph(files, () => true),
+    );
+    expect(
+      [...everything].filter((file) => COMMAND_LINE_LAYERS.includes(layerOf(file))).map((f) => relative(SRC, f)),
+    ).toEqual([]);
+    const loadedAtImport = reachableFrom(
+      entry,
+      importGraph(files, (edge) => edge.isStatic && !edge.isTypeOnly),
+    );
+    const packages = [...loadedAtImport].flatMap((file) =>
+      importEdgesOf(readFileSync(file, 'utf8'))
+        .filter((edge) => edge.isStatic && !edge.isTypeOnly && resolveImport(file, edge.specifier) === undefined)
+        .map((edge) => `${relative(SRC, file)} → ${edge.specifier}`),
+    );
+    expect(packages.filter((line) => isCommandLinePackage(line.split(' → ')[1] ?? ''))).toEqual([]);
+  });
+
   it('each check fails on a planted violation', () => {
-    expect(isAllowedTarget('oauth', 'commands/shared/failure')).toBe(false);
+    const a = join(SRC, 'a.ts');
+    const b = join(SRC, 'b.ts');
+    expect(
+      importCircles(
+        new Map([
+          [a, [b]],
+          [b, [a]],
+        ]),
+      ),
+    ).toEqual([['a.ts', 'b.ts']]);
+    expect(isCommandLinePackage('@inquirer/password')).toBe(true);
+    expect(isCommandLinePackage('undici')).toBe(false);
+    expect(isAllowedTarget('library', 'commands/options')).toBe(false);
+    expect(isAllowedTarget('token', 'failure/failure-report')).toBe(false);
+    expect(importEdgesOf("import type { A } from './a.js';\nconst m = await import('./b.js');")).toEqual([
+      { specifier: './a.js', isStatic: true, isTypeOnly: true },
+      { specifier: './b.js', isStatic: false, isTypeOnly: false },
+    ]);
+    expect(isAllowedTarget('oauth', 'failure/failure-report')).toBe(false);
     expect(isAllowedTarget('store', 'oauth/parse')).toBe(false);
     expect(isAllowedTarget('store', 'oauth/wire')).toBe(true);
     expect(importsOf("import x from './a.js';\nconst y = await import('../b.js');")).toEqual(['./a.js', '../b.js']);

@@ -4,7 +4,7 @@
  */
 import type { Command } from '@commander-js/extra-typings';
 import { describe, expect, it } from 'vitest';
-import { conflictMessage } from '../../src/commands/shared/conflicts.js';
+import { conflictMessage } from '../../src/commands/conflicts.js';
 import { buildProgram } from '../../src/program.js';
 import { createTestContext } from '../support/context.js';
 

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runClientCredentials } from '../../src/commands/client-credentials.js';
-import { describeFailure } from '../../src/commands/shared/failure.js';
+import { describeFailure } from '../../src/failure/failure-report.js';
 import { runToken } from '../../src/commands/token.js';
 import { createTestContext } from '../support/context.js';
 import { startTestEmulator } from '../support/emulator.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { runLogin, type LoginOptions } from '../../src/commands/login.js';
+import { runLogin, type LoginOptions } from '../../src/commands/login/login.js';
 import {
   createTestContext,
   followAuthorizeRedirect,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runLogin } from '../../src/commands/login.js';
+import { runLogin } from '../../src/commands/login/login.js';
 import { runRefresh } from '../../src/commands/refresh.js';
 import { isFresh, renewToken } from '../../src/grant/renewal.js';
 import { createTestContext, followAuthorizeRedirect } from '../support/context.js';

@@ -1,4 +1,5 @@
-import { exitCodeOf, hintOf, type FailureContext } from '../../src/commands/shared/failure.js';
+import { exitCodeOf } from '../../src/exit-codes.js';
+import { hintOf, type FailureContext } from '../../src/failure/failure-report.js';
 import { isMmauthError, type MmauthError } from '../../src/errors.js';
 
 /** The MmauthError `run` throws; fails the test when it returns or throws anything else. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseLoopbackRedirectUri } from '../../../src/commands/shared/redirect-uri.js';
+import { parseLoopbackRedirectUri } from '../../../src/settings/redirect-uri.js';
 import { failureOf, thrownBy } from '../../support/failure.js';
 
 describe('parseLoopbackRedirectUri (--redirect-uri)', () => {

@@ -4,7 +4,7 @@
  * MmauthError with the documented exit code and a message naming what was wrong.
  */
 import { describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../../src/commands/shared/failure.js';
+import { exitCodeOf } from '../../../src/exit-codes.js';
 import { createHttpClient } from '../../../src/http/http-client.js';
 import { exchangeAuthorizationCode, validateAuthorizationResponse } from '../../../src/oauth/authorization-code.js';
 import { resolveEndpoints } from '../../../src/oauth/endpoints.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../../src/commands/shared/failure.js';
+import { exitCodeOf } from '../../../src/exit-codes.js';
 import { createHttpClient } from '../../../src/http/http-client.js';
 import { probeAuthorizationEndpoint } from '../../../src/oauth/authorization-probe.js';
 import { resolveEndpoints } from '../../../src/oauth/endpoints.js';

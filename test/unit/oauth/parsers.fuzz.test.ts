@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { exitCodeOf } from '../../../src/commands/shared/failure.js';
+import { exitCodeOf } from '../../../src/exit-codes.js';
 import { isMmauthError } from '../../../src/errors.js';
 import { validateAuthorizationResponse } from '../../../src/oauth/authorization-code.js';
 import { resolveEndpoints } from '../../../src/oauth/endpoints.js';

@@ -1,0 +1,192 @@
+import type { Command } from '@commander-js/extra-typings';
+import type { AppContext } from '../../context.js';
+import { MmauthError } from '../../errors.js';
+import type { StreamedResponse } from '../../http/stream-request.js';
+import { parseChallengeError } from '../../oauth/describe-error.js';
+import { writeApiAnswer } from '../../ui/api-output.js';
+import { buildApiRequest, type ApiRequest } from './api-request.js';
+import { profileFlag } from '../../settings/next-step.js';
+import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP } from '../options.js';
+import { assertCredentialOrigin } from '../../grant/credential-binding.js';
+import { renewalOf, renewToken } from '../../grant/renewal.js';
+import { isVerbose, pickSetting } from '../../settings/settings.js';
+import { openLocalTarget, requireProfile } from '../../settings/target.js';
+import { resolveEndpoints } from '../../oauth/endpoints.js';
+import { redactUrl } from '../../http/redact.js';
+import { usableAccessToken } from '../../token/usable-token.js';
+import { monotonicMs } from '../../util/monotonic.js';
+
+/** Options of `mmauth api`. */
+export interface ApiOptions {
+  method?: string;
+  header: string[];
+  data?: string;
+  field: string[];
+  include?: boolean;
+  silent?: boolean;
+  profile?: string;
+  /** The service's base URL for this run (decisions 5: it must be the origin the credentials are bound to). */
+  baseUrl?: string;
+  timeout: number;
+  verbose?: boolean;
+  /** false with --no-renew. */
+  renew: boolean;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** Registers `mmauth api`; the logic is runApi. */
+export function registerApi(program: Command, ctx: AppContext): void {
+  program
+    .command('api')
+    .description(
+      "make one authenticated HTTP request to the service's API with the profile's token (renewed first when needed)",
+    )
+    .argument('<path-or-url>', "a path (/api/…), resolved against the base URL, or a URL on the base URL's origin")
+    .option('-X, --method <method>', 'HTTP method (default GET, or POST with a body)')
+    .option(
+      '-H, --header <name: value>',
+      'a request header field (repeatable; not Authorization)',
+      collect,
+      [] as string[],
+    )
+    .option('-d, --data <body>', 'the request body: a string, @file, or @- for standard input')
+    .option(
+      '-f, --field <key=value>',
+      'a field: query parameter with -X GET, else a member of a JSON body (repeatable)',
+      collect,
+      [] as string[],
+    )
+    .option('-i, --include', 'print the status line and response header fields before the body')
+    .option('--silent', 'print no body')
+    .option('--profile <name>', PROFILE_HELP)
+    .option('--base-url <url>', "service base URL (env MMAUTH_BASE_URL; default: the profile's)")
+    .option('--timeout <seconds>', 'bound on each request', parseSeconds(1, MAX_TIMER_SECONDS), 30)
+    .option('--no-renew', 'never renew the token (no request but this one)')
+    .option('--verbose', 'trace the exchange (the token redacted), status and timing on stderr')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 for 2xx and 3xx (redirects are never followed with a token), 4 for 401/403,
+1 for any other status (the body is still printed), 3 network, 2 usage.
+
+Examples:
+  $ mmauth api /api/me
+  $ mmauth api -i /api/me
+  $ echo '{"title": "Plans"}' | mmauth api -X POST /api/echo -d @-
+  $ mmauth api /api/echo -f q=maps -X GET`,
+    )
+    .action(async (target, options) => runApi(target, options, ctx));
+}
+
+/** Whether the answer says the token itself was refused: a 401 whose challenge says invalid_token (RFC 6750 §3.1). */
+function isInvalidToken(response: StreamedResponse): boolean {
+  return (
+    response.status === 401 && parseChallengeError(response.headers['www-authenticate'])?.error === 'invalid_token'
+  );
+}
+
+/**
+ * One authenticated request (RFC 6750 §2.1) to `target` on the profile's server, with the token
+ * `token` would print (renewed first when stale). A 401 invalid_token renews once, whatever the
+ * lifetime left, and replays the (buffered) request once. The answer goes to stdout
+ * (writeApiAnswer); the status decides the exit: 2xx/3xx 0, 401/403 `api_unauthorized` (4), any
+ * other `api_error` (1), each after the body. Throws `foreign_url` and usage errors before any
+ * connection, network errors (3).
+ */
+export async function runApi(target: string, options: ApiOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const local = await openLocalTarget(options, ctx);
+  if (!ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
+  const given = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, local.profile?.baseUrl);
+  // A stored token goes only to its own origin (decisions 5); a token given for this run may go to the URL given.
+  if (!ctx.env.MMAUTH_TOKEN?.trim()) assertCredentialOrigin(local.profileName, local.profile, options.baseUrl);
+  if (given === undefined) {
+    throw new MmauthError('no_base_url', 'no base URL', {
+      hint: `log in first, or set MMAUTH_BASE_URL${profileFlag(local.profileName)}`,
+    });
+  }
+  // The base-URL rules of every other command: https unless loopback, no userinfo, query or fragment.
+  const { baseUrl } = resolveEndpoints(given);
+  const request = await buildApiRequest(target, baseUrl, options, ctx);
+  // Credential-like query values (access_token=, api_key=, …) become known secrets: no line prints them.
+  redactUrl(request.url.href, ctx.secrets);
+  const choice = await usableAccessToken({ ...options, minTtl: 0, json: false }, ctx, (line) => out.warn(line));
+  ctx.secrets.remember(choice.accessToken);
+  const trace = isVerbose(options, ctx.env) ? (line: string) => out.debug(line) : undefined;
+  const send = (accessToken: string) =>
+    ctx.stream(
+      request.url,
+      {
+        method: request.method,
+        headers: { ...request.headers, authorization: `Bearer ${accessToken}` },
+        body: request.body,
+      },
+      {
+        timeoutMs: options.timeout * 1000,
+        secrets: [accessToken],
+        ...(trace === undefined ? {} : { trace }),
+      },
+    );
+  const startedMs = monotonicMs();
+  let response = await send(choice.accessToken);
+  const stored = choice.stored;
+  if (
+    isInvalidToken(response) &&
+    options.renew &&
+    stored !== undefined &&
+    local.profile !== undefined &&
+    renewalOf(local.profile, ctx.env) !== 'none'
+  ) {
+    response.body.resume();
+    const renewed = await renewToken(
+      stored,
+      {
+        profileName: local.profileName,
+        store: local.store,
+        timeoutSeconds: options.timeout,
+        trace,
+        isAccessTokenRefused: true,
+      },
+      ctx,
+    );
+    out.info('the server refused the token (invalid_token): renewed it and sent the request again');
+    response = await send(renewed.accessToken);
+  }
+  trace?.(
+    `< ${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`} (${Math.round(monotonicMs() - startedMs)} ms)`,
+  );
+  if (response.status >= 300 && response.status < 400 && response.headers.location !== undefined) {
+    out.info(`redirect (HTTP ${response.status}) to ${response.headers.location}: not followed with the token`);
+  }
+  await writeApiAnswer(
+    response,
+    ctx.stdout,
+    // Colour only on a terminal (writeApiAnswer never colours a pipe), and never with NO_COLOR.
+    {
+      isInclude: options.include === true,
+      isSilent: options.silent === true,
+      isColour: (ctx.env.NO_COLOR ?? '') === '',
+    },
+    (line) => out.warn(line),
+  );
+  throwForStatus(response, request, local.profileName);
+}
+
+function throwForStatus(response: StreamedResponse, request: ApiRequest, profileName: string): void {
+  const { status } = response;
+  if (status < 400) return;
+  const label = `${request.method} ${request.url.href} answered HTTP ${status}`;
+  if (status === 401 || status === 403) {
+    const challenge = parseChallengeError(response.headers['www-authenticate']);
+    throw new MmauthError('api_unauthorized', `${label}${challenge === undefined ? '' : ` (${challenge.error})`}`, {
+      status,
+      oauthError: challenge?.error,
+      hint:
+        status === 403
+          ? `the token lacks a scope this needs: log in with more (--scope …${profileFlag(profileName)})`
+          : `log in again: mmauth login${profileFlag(profileName)}`,
+    });
+  }
+  throw new MmauthError('api_error', label, { status });
+}

@@ -1,0 +1,136 @@
+import type { AppContext } from '../../context.js';
+import { renewalOf } from '../../grant/renewal.js';
+import { createAuthorizationRequest } from '../../oauth/authorization-code.js';
+import { probeAuthorizationEndpoint } from '../../oauth/authorization-probe.js';
+import type { ServerConfiguration } from '../../oauth/server-configuration.js';
+import { checkClientCredentials } from '../../oauth/introspection.js';
+import { lookUpTokenInfo } from '../../oauth/token-info.js';
+import type { Profile } from '../../store/profile.js';
+import { judgeStoredToken } from '../../store/token-state.js';
+import { formatDuration } from '../../ui/format.js';
+import { fail, ok, skip, warn, why, type Check } from './doctor-checks.js';
+import { nextStep } from '../../settings/next-step.js';
+
+/** Whether the profile gets its tokens without the authorization endpoint (client credentials, a personal token). */
+function skipsAuthorization(profile: Profile | undefined): boolean {
+  const grant = profile?.token?.grant ?? profile?.lastGrant;
+  return grant === 'client_credentials' || grant === 'personal';
+}
+
+/** The redirect URI the profile's login would send: its fixed one, else 127.0.0.1 on a port the system picks (RFC 8252 §7.3). */
+async function loginRedirectUri(profile: Profile | undefined): Promise<string> {
+  if (profile?.redirectUri !== undefined) return profile.redirectUri;
+  const { createServer } = await import('node:net');
+  const port = await new Promise<number>((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(49152));
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 49152));
+    });
+  });
+  return `http://127.0.0.1:${port}/callback`;
+}
+
+/**
+ * The authorization endpoint accepts the profile's client id and redirect URI as its login would
+ * send them (the login probe); `skip` for a profile that gets its tokens without it.
+ */
+export async function checkAuthorization(
+  server: ServerConfiguration,
+  profile: Profile | undefined,
+  clientId: string | undefined,
+  scope: string,
+): Promise<Check> {
+  if (skipsAuthorization(profile)) {
+    return skip('authorization', `not used by this profile (${profile?.token?.grant ?? profile?.lastGrant} tokens)`);
+  }
+  if (clientId === undefined)
+    return warn('authorization', 'no client id to check', 'pass --client-id or set MMAUTH_CLIENT_ID');
+  const redirectUri = await loginRedirectUri(profile);
+  try {
+    const request = await createAuthorizationRequest(server.endpoints, { clientId, redirectUri, scope });
+    await probeAuthorizationEndpoint(server, request.url);
+    return ok('authorization', `client ${clientId} with ${redirectUri} is accepted`);
+  } catch (error) {
+    return fail(
+      'authorization',
+      why(error),
+      `check the client id (--client-id or MMAUTH_CLIENT_ID), and that its app registration allows ${redirectUri} and scope "${scope}"`,
+    );
+  }
+}
+
+/**
+ * The client secret, proven by one introspection request (checkClientCredentials; RFC 7662, which
+ * Doorkeeper 5.5 serves and authenticates the client at): refused fails with the fix; a server
+ * without introspection (404) or a client with no secret at hand is skipped with the reason.
+ */
+export async function checkClientSecret(
+  server: ServerConfiguration,
+  clientId: string | undefined,
+  clientSecret: string | undefined,
+): Promise<Check> {
+  if (clientId === undefined || clientSecret === undefined)
+    return skip('client secret', 'no client secret to check (a public client, or none stored)');
+  try {
+    const result = await checkClientCredentials(server, { clientId, clientSecret });
+    if (result === 'no_introspection')
+      return skip('client secret', 'the server has no introspection endpoint (404) to prove it with');
+    if (result === 'refused')
+      return fail(
+        'client secret',
+        `the server refuses client ${clientId} with this secret (invalid_client)`,
+        'set the current secret: MMAUTH_CLIENT_SECRET, or mmauth login --client-secret-file FILE (or client-credentials) to store it',
+      );
+    return ok('client secret', `accepted for client ${clientId} (introspection)`);
+  } catch (error) {
+    return warn('client secret', `could not be checked: ${why(error)}`, 'see the checks above');
+  }
+}
+
+/**
+ * The stored token, asked of token info (never renewed, no refresh token spent: decisions 28):
+ * active with its lifetime and scopes; a token the server refuses while its expiry says valid
+ * fails ("ended on the server"), its fix `mmauth refresh`, which renews or says to log in.
+ */
+export async function checkStoredToken(
+  server: ServerConfiguration,
+  profile: Profile | undefined,
+  profileName: string,
+  ctx: AppContext,
+): Promise<Check> {
+  const token = profile?.token;
+  if (profile === undefined || token === undefined)
+    return warn('token', 'none stored', `${nextStep(profile?.lastGrant, profileName)} (or mmauth client-credentials)`);
+  const renewal = renewalOf(profile, ctx.env);
+  const renews = renewal.replace('_', ' ');
+  try {
+    const result = await lookUpTokenInfo(server, token.accessToken);
+    if (!result.isActive) {
+      const isExpired = judgeStoredToken(token, ctx.nowMs()) === 'expired';
+      if (!isExpired) {
+        const fix =
+          renewal === 'none'
+            ? nextStep(profile.lastGrant, profileName)
+            : `mmauth refresh${profileName === 'default' ? '' : ` --profile ${profileName}`} (renews, or says to sign in again)`;
+        return fail('token', 'ended on the server: token info refuses it though its expiry says valid', fix);
+      }
+      if (renewal === 'none')
+        return fail('token', 'expired; it cannot be renewed', nextStep(profile.lastGrant, profileName));
+      if (renewal === 'client_credentials')
+        return ok('token', 'expired; the next token, header or api gets a new one with the client secret');
+      // Token info and introspection judge the expired record alike for a live and an ended grant (decisions 41).
+      return warn(
+        'token',
+        'expired; whether the server still honours its refresh token cannot be told without spending it',
+        `mmauth refresh${profileName === 'default' ? '' : ` --profile ${profileName}`} (renews, or says to sign in again)`,
+      );
+    }
+    const left =
+      result.info.expiresInSeconds === null ? 'no expiry' : `${formatDuration(result.info.expiresInSeconds)} left`;
+    return ok('token', `active, ${left}, scopes ${result.info.scopes.join(' ') || '(none)'}, renews with: ${renews}`);
+  } catch (error) {
+    return warn('token', `token info could not be asked: ${why(error)}`, 'see the checks above');
+  }
+}

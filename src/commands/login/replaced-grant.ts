@@ -1,0 +1,96 @@
+import type { AppContext } from '../../context.js';
+import { isSecretForClient } from '../../grant/credential-binding.js';
+import { endGrant } from '../../grant/end-grant.js';
+import { revokeReplacedTokens } from '../../grant/replaced-tokens.js';
+import { bindingOf, isSameBinding } from '../../store/secrets.js';
+import { resolveEndpoints } from '../../oauth/endpoints.js';
+import type { Profile, StoredToken } from '../../store/profile.js';
+import type { Output } from '../../ui/output.js';
+import { grantEndFields, grantEndSentence } from '../../ui/grant-end-report.js';
+import { traceFor } from '../../settings/settings.js';
+
+/** `replaced` of login's and client-credentials' JSON (decisions 29): null when nothing was replaced. */
+export type ReplacedJson = { revoked: boolean; confirmed: boolean; reason: string | null } | null;
+
+/** What the run that replaced a token knows: its client and secret, its bounds. */
+export interface ReplacingRun {
+  clientId: string;
+  clientSecret: string | undefined;
+  timeout: number;
+  verbose?: boolean;
+}
+
+/** The secret that authenticates the replaced grant's client: its stored one, or this run's for the same client. */
+function secretOf(replaced: Profile, run: ReplacingRun): string | undefined {
+  if (replaced.clientSecret !== undefined && isSecretForClient(replaced)) return replaced.clientSecret;
+  return replaced.clientId === run.clientId ? run.clientSecret : undefined;
+}
+
+/** Whether the replacing run binds the profile to the same origin and client as before. */
+function isSameTarget(replaced: Profile, run: ReplacingRun, baseUrl: string | undefined): boolean {
+  const now = bindingOf('', baseUrl, run.clientId === '' ? replaced.clientId : run.clientId);
+  return isSameBinding(bindingOf('', replaced.baseUrl, replaced.clientId), now);
+}
+
+/**
+ * After a new token is stored in place of `replaced`'s (login in any flow, `login --with-token`,
+ * `client-credentials --replace`), ends the replaced grant when it has a refresh token or never
+ * expires (endGrant, at the origin it belongs to, with its own client), and says so; another
+ * access token stays live (another process may be using it) and is remembered in the profile for
+ * logout (keptReplacedTokens, decisions 40), unless the profile was rebound to another origin or
+ * client (`baseUrl`: the one the new token is bound to), when it and the tokens the profile had
+ * remembered are ended now. A personal token is only forgotten. Never throws: a grant that could
+ * not be ended is reported with the reason.
+ */
+export async function endReplacedGrant(
+  replaced: Profile | undefined,
+  next: StoredToken,
+  run: ReplacingRun,
+  ctx: AppContext,
+  out: Output,
+  baseUrl = replaced?.baseUrl,
+): Promise<ReplacedJson> {
+  const old = replaced?.token;
+  if (replaced === undefined || old === undefined || old.accessToken === next.accessToken) return null;
+  if (old.grant === 'personal') {
+    out.warn(
+      "the personal access token it replaced is forgotten here; it stays valid on the server until you revoke it in the service's settings",
+    );
+    return { revoked: false, confirmed: false, reason: 'personal_token' };
+  }
+  // (The same token was returned above.) Rebound: another origin or client than the one replaced.
+  const isRebound = replaced.baseUrl !== undefined && !isSameTarget(replaced, run, baseUrl);
+  if (old.refreshToken === undefined && old.expiresAt !== undefined && !isRebound) {
+    out.info(
+      `  The token it replaced stays live until ${old.expiresAt} (another process may still be using it); \`mmauth logout\` ends it.`,
+    );
+    return { revoked: false, confirmed: false, reason: 'left_to_expire' };
+  }
+  try {
+    if (replaced.baseUrl === undefined || replaced.clientId === undefined)
+      throw new Error('its server or client is not known');
+    const endpoints = resolveEndpoints(replaced.baseUrl);
+    const trace = await traceFor(run, ctx);
+    const server = { endpoints, fetch: ctx.http(run.timeout * 1000, trace).fetch };
+    const client = { clientId: replaced.clientId, clientSecret: secretOf(replaced, run) };
+    const target = { server, client, timeoutSeconds: run.timeout, trace };
+    if (isRebound) {
+      // Rebound to another server or client: what it had replaced is ended at its own origin now (decisions 40).
+      const { revoked, failure } = await revokeReplacedTokens(server, client, replaced.replacedTokens);
+      if (failure !== undefined) throw failure;
+      if (revoked > 0) out.info(`  Revoked ${revoked} earlier token(s) it had replaced.`);
+    }
+    const { result, accessToken } = await endGrant(old, target, ctx, (line) => out.info(`  ${line}`));
+    const fields = grantEndFields(result);
+    out.info(`  The grant it replaced: ${grantEndSentence(result, accessToken, endpoints.baseUrl)}.`);
+    return {
+      revoked: fields.revoked,
+      confirmed: fields.confirmed,
+      reason: fields.already_invalid ? 'already_invalid' : null,
+    };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    out.warn(`could not end the grant it replaced (${message}): it may still be live on the server`);
+    return { revoked: false, confirmed: false, reason: `failed: ${message}` };
+  }
+}

@@ -1,0 +1,92 @@
+import type { ErrorCode, MmauthError } from './errors.js';
+
+/** Exit codes (README "Exit codes"): 0 ok, 1 other, 2 usage, 3 network, 4 refused, 130 Ctrl-C. */
+export const ExitCode = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  network: 3,
+  auth: 4,
+  interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** OAuth `error` values that mean "not allowed" (RFC 6749 §5.2, RFC 6750 §3.1, RFC 7009 §2.2.1): exit 4. */
+const REFUSALS = new Set(['invalid_client', 'invalid_grant', 'unauthorized_client', 'access_denied', 'invalid_token']);
+
+/** The exit code of each code; the OAuth error codes decide by `oauthError` (oauthExitCode). */
+const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
+  usage: ExitCode.usage,
+  conflicting_options: ExitCode.usage,
+  invalid_base_url: ExitCode.usage,
+  insecure_base_url: ExitCode.usage,
+  no_base_url: ExitCode.usage,
+  no_client_id: ExitCode.usage,
+  invalid_client_secret: ExitCode.usage,
+  unreadable_secret_file: ExitCode.usage,
+  invalid_scope_syntax: ExitCode.usage,
+  invalid_profile_name: ExitCode.usage,
+  invalid_redirect_uri: ExitCode.usage,
+  invalid_token_input: ExitCode.usage,
+  input_too_large: ExitCode.usage,
+  prompt_unavailable: ExitCode.usage,
+  port_in_use: ExitCode.usage,
+  port_not_allowed: ExitCode.usage,
+  base_url_mismatch: ExitCode.usage,
+  identity_change: ExitCode.usage,
+  client_secret_required: ExitCode.usage,
+  personal_token: ExitCode.usage,
+  foreign_url: ExitCode.usage,
+  invalid_header: ExitCode.usage,
+  authorization_request_rejected: ExitCode.usage,
+  pending_login_missing: ExitCode.usage,
+  pending_login_expired: ExitCode.usage,
+  no_browser: ExitCode.usage,
+  profile_exists: ExitCode.usage,
+  connection_failed: ExitCode.network,
+  request_timeout: ExitCode.network,
+  tls_failure: ExitCode.network,
+  callback_timeout: ExitCode.network,
+  not_logged_in: ExitCode.auth,
+  unknown_profile: ExitCode.auth,
+  token_expired: ExitCode.auth,
+  token_lifetime_too_short: ExitCode.auth,
+  token_inactive: ExitCode.auth,
+  refresh_refused: ExitCode.auth,
+  login_intercepted: ExitCode.auth,
+  not_renewable: ExitCode.auth,
+  state_mismatch: ExitCode.auth,
+  revocation_not_confirmed: ExitCode.auth,
+  api_unauthorized: ExitCode.auth,
+  credentials_lost: ExitCode.auth,
+  authorization_error: 'oauth',
+  token_endpoint_error: 'oauth',
+  revocation_error: 'oauth',
+  malformed_response: ExitCode.failure,
+  unexpected_status: ExitCode.failure,
+  api_error: ExitCode.failure,
+  response_too_large: ExitCode.failure,
+  store_unreadable: ExitCode.failure,
+  store_malformed: ExitCode.failure,
+  store_write_failed: ExitCode.failure,
+  store_lock_failed: ExitCode.failure,
+  store_insecure: ExitCode.failure,
+  keyring_unavailable: ExitCode.failure,
+  keyring_failed: ExitCode.failure,
+  listener_failed: ExitCode.failure,
+  doctor_failed: ExitCode.failure,
+  unexpected: ExitCode.failure,
+  interrupted: ExitCode.interrupted,
+};
+
+/** invalid_client and the other refusals exit 4, invalid_scope 2 (bad input), any other code 1. */
+export function oauthExitCode(oauthError: string | undefined): ExitCode {
+  if (oauthError !== undefined && REFUSALS.has(oauthError)) return ExitCode.auth;
+  return oauthError === 'invalid_scope' ? ExitCode.usage : ExitCode.failure;
+}
+
+/** The exit code for `error` (README "Exit codes"): the only place that decides one. */
+export function exitCodeOf(error: MmauthError): ExitCode {
+  const exitCode = EXIT_CODES[error.code];
+  return exitCode === 'oauth' ? oauthExitCode(error.oauthError) : exitCode;
+}

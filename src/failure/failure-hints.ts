@@ -1,0 +1,134 @@
+import type { MmauthError } from '../errors.js';
+import { oauthExitCode, ExitCode } from '../exit-codes.js';
+import type { FailureContext } from './failure-context.js';
+import { probeHint, statusHint } from './hints.js';
+import { firstSteps, nextStep } from '../settings/next-step.js';
+
+// The hints the failure map gives by error code (README "Error codes"): worded for the run that
+// failed, naming flags, variables and the next command for this profile.
+
+export const SECRET_SOURCES = 'MMAUTH_CLIENT_SECRET, --client-secret-file or --client-secret-stdin';
+
+/** Commands that take no --base-url: they talk to the profile's own server. */
+const PROFILE_SERVER_COMMANDS = new Set(['token', 'header', 'refresh', 'exec', 'api']);
+
+/** Hints for the server's OAuth errors (RFC 6749 §4.1.2.1, §5.2), worded for the run that failed. */
+export function oauthHint(oauthError: string | undefined, context: FailureContext): string | undefined {
+  const again = `\`${nextStep(context.origin ?? 'authorization_code', context.profileName)}\``;
+  switch (oauthError) {
+    case 'invalid_client':
+      return `check the client id and secret (--client-id / MMAUTH_CLIENT_ID; ${SECRET_SOURCES})`;
+    case 'invalid_grant':
+      return `the authorization code was refused (expired, used, or issued for another redirect URI): run ${again} again`;
+    case 'invalid_scope':
+      return 'pass --scope with scopes the server knows (space-separated)';
+    case 'unauthorized_client':
+      return 'this client may not do that; check --client-id and the client secret';
+    case 'access_denied':
+      return `the request was denied; run ${again} again and allow access`;
+    default:
+      return undefined;
+  }
+}
+
+const CREDENTIAL_STORE_FILE = 'MMAUTH_CREDENTIAL_STORE=file';
+/** The commands that store credentials, and so take --insecure-storage. */
+const STORING_COMMANDS = new Set(['login', 'client-credentials']);
+
+const STORE_HINT = 'fix or move the file aside; mmauth never resets it by itself';
+
+/** The hint for an error the lower layers raised, by its code and wire facts; undefined for none. */
+export function hintByCode(error: MmauthError, context: FailureContext): string | undefined {
+  const { details } = error;
+  switch (error.code) {
+    case 'invalid_base_url':
+      return details.reason === 'not_absolute' ? 'pass --base-url https://host (or set MMAUTH_BASE_URL)' : undefined;
+    case 'insecure_base_url':
+      return details.suggestion === undefined ? undefined : `use ${details.suggestion}`;
+    case 'invalid_profile_name':
+      return 'use letters, digits, ".", "_" or "-", at most 64 characters (--profile / MMAUTH_PROFILE)';
+    case 'port_in_use':
+      return context.command === 'emulator'
+        ? 'pass --port with another port, or --port 0 for a free one'
+        : 'omit --redirect-uri to let mmauth pick a free port (the server accepts any port on 127.0.0.1), or pass another port';
+    case 'port_not_allowed':
+      return 'pass --redirect-uri with a port above 1023';
+    case 'callback_timeout':
+      if (details.cookie === 'missing') {
+        return 'use a browser, or a BROWSER command that keeps cookies (curl: -c /dev/null turns its cookie engine on); or mmauth login --no-browser and open the URL yourself';
+      }
+      if (details.probe === 'passed') {
+        return 'the server accepted the request (the probe saw its sign-in page), but the browser never came back to the redirect URI: finish signing in there, or paste the address it ended on; raise --wait SECONDS for more time';
+      }
+      return 'the authorization server may have shown an error page instead of redirecting (unknown client, redirect URI not registered, bad scope): check the browser; raise --wait SECONDS if you need more time';
+    case 'request_timeout':
+      return 'the server is slow or unreachable; raise --timeout SECONDS or try again';
+    case 'tls_failure':
+      return details.reason === 'not_tls'
+        ? 'use http:// if the server is plain http on loopback, or the port that serves https'
+        : 'if the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (PEM)';
+    case 'connection_failed':
+      if (details.reason === 'proxy_auth') return statusHint(407);
+      if (details.reason === 'proxy_refused') {
+        return 'check the proxy (HTTPS_PROXY / HTTP_PROXY) or exempt the host with NO_PROXY';
+      }
+      // These commands take no --base-url: the profile's own server is the one to check or change.
+      return PROFILE_SERVER_COMMANDS.has(context.command ?? '')
+        ? `check that the server of profile "${context.profileName}" is running; to point the profile elsewhere: mmauth profile set ${context.profileName} --base-url URL`
+        : 'check --base-url and that the server is running';
+    case 'response_too_large':
+      return 'no OAuth answer is that large: check --base-url';
+    case 'unexpected_status':
+      return statusHint(error.status);
+    case 'store_insecure':
+      return 'make it yours and private (chown to this user; chmod 700 the directory, 600 the file; no links), or set MMAUTH_CONFIG_DIR to a directory of your own';
+    case 'authorization_request_rejected':
+      // A 404 at the authorization endpoint is the base URL's path, not the client's settings.
+      return error.status === 404 ? statusHint(404) : probeHint(error.oauthError);
+    case 'credentials_lost':
+      return `run \`${nextStep(context.origin, context.profileName)}\` to store them again${context.origin === 'client_credentials' ? ' (give the client secret again)' : ''}; other profiles are untouched`;
+    case 'keyring_unavailable':
+      return STORING_COMMANDS.has(context.command ?? '')
+        ? `unlock the keyring, or start a Secret Service (GNOME Keyring, KWallet, KeePassXC); to keep the credentials in the file in plain text (mode 0600) instead, pass --insecure-storage or set ${CREDENTIAL_STORE_FILE}`
+        : `unlock the keyring, or start a Secret Service (GNOME Keyring, KWallet, KeePassXC): profile "${context.profileName}" keeps its credentials there, and nowhere else`;
+    case 'keyring_failed':
+      return `run \`mmauth doctor\` to check the keyring; to keep new credentials in the file instead, set ${CREDENTIAL_STORE_FILE}`;
+    case 'store_lock_failed':
+      return details.lock === undefined ? STORE_HINT : `if no mmauth is running, remove ${details.lock}`;
+    case 'store_unreadable':
+    case 'store_malformed':
+    case 'store_write_failed':
+      return STORE_HINT;
+    case 'base_url_mismatch':
+      return 'use a profile of its own for that URL (--profile NAME), or drop --base-url / MMAUTH_BASE_URL; --replace on login or client-credentials rebinds this profile';
+    case 'identity_change':
+      return 'use another profile (--profile NAME), or pass --replace to replace it';
+    case 'not_renewable':
+    case 'token_expired':
+      return `get a new one: ${nextStep(context.origin, context.profileName)}`;
+    case 'refresh_refused':
+      return `sign in again: ${nextStep(context.origin, context.profileName)}`;
+    case 'login_intercepted':
+      return `nothing was stored; run \`${nextStep('authorization_code', context.profileName)}\` again, and check what runs on this machine (README "Security notes")`;
+    case 'client_secret_required':
+      return `give it with ${SECRET_SOURCES}`;
+    case 'token_inactive':
+      return context.origin === undefined
+        ? `run ${firstSteps(context.profileName)} to get a new token`
+        : `run \`${nextStep(context.origin, context.profileName)}\` to get a new token`;
+    case 'state_mismatch':
+      return 'this redirect does not belong to the login in progress';
+    case 'revocation_not_confirmed':
+      return 'the server revokes only tokens of the authenticated client: check the client id and secret of this profile';
+    case 'authorization_error':
+    case 'token_endpoint_error':
+      if (error.status !== undefined && error.status >= 500) return 'try again later';
+      return oauthHint(error.oauthError, context);
+    case 'revocation_error': {
+      const hint = oauthHint(error.oauthError, context);
+      return hint ?? (oauthExitCode(error.oauthError) === ExitCode.auth ? 'check the client id and secret' : undefined);
+    }
+    default:
+      return undefined;
+  }
+}

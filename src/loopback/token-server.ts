@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isSameSecret } from '../util/constant-time.js';
+import { admitOwnUserOnly } from './peer-check.js';
+import { listenOnLoopback } from '../util/listen.js';
+
+/** What the endpoint answers: a fresh token with its lifetime. */
+export interface ServedToken {
+  accessToken: string;
+  /** Seconds left, or null for no expiry. */
+  expiresInSeconds: number | null;
+  /** ISO 8601, or null. */
+  expiresAt: string | null;
+}
+
+/** The child's token endpoint. */
+export interface TokenServer {
+  /** `http://127.0.0.1:PORT/token`. */
+  readonly url: string;
+  /** The value the child sends as `Authorization: Bearer …` (256 random bits). */
+  readonly authorization: string;
+  /** The same endpoint on a Unix socket in the private directory (0700): only this user can reach it, and nobody can take it over (attacks N7). */
+  readonly socketPath: string | undefined;
+  close(): Promise<void>;
+}
+
+function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/**
+ * Starts the token endpoint of an `exec` child on 127.0.0.1 (a random port; aws-vault's local
+ * credential server): `GET /token` with `Authorization: Bearer <authorization>` answers
+ * `{access_token, token_type, expires_in, expires_at}` from `fresh()` (which renews first when
+ * stale, one renewal however many requests wait), `Cache-Control: no-store`. Without the right
+ * authorization 401; a foreign Host 403 (no DNS rebinding); another path 404, another method
+ * 405. Nothing is logged. A failing `fresh()` answers 503 with the reason.
+ */
+export async function startTokenServer(fresh: () => Promise<ServedToken>, socketPath?: string): Promise<TokenServer> {
+  const authorization = randomBytes(32).toString('base64url');
+  let host = '';
+  const handle = (req: IncomingMessage, res: ServerResponse, isSocket: boolean) => {
+    // No page on another site reaches a Unix socket: its Host is whatever the client says (curl: localhost).
+    if (!isSocket && (req.headers.host ?? '').toLowerCase() !== host)
+      return answer(res, 403, { error: 'forbidden_host' });
+    const path = (req.url ?? '/').split('?')[0];
+    if (path !== '/token') return answer(res, 404, { error: 'not_found' });
+    if (req.method !== 'GET') return answer(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
+    const given = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (given === undefined || !isSameSecret(given, authorization)) {
+      return answer(res, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer realm="mmauth exec"' });
+    }
+    fresh().then(
+      (token) =>
+        answer(res, 200, {
+          access_token: token.accessToken,
+          token_type: 'Bearer',
+          expires_in: token.expiresInSeconds,
+          expires_at: token.expiresAt,
+        }),
+      (error: unknown) =>
+        answer(res, 503, {
+          error: 'unavailable',
+          error_description: error instanceof Error ? error.message : String(error),
+        }),
+    );
+  };
+  const server = createServer((req, res) => handle(req, res, false));
+  // Only this user's programs get in (attacks N6, N7); short header and request limits, few connections.
+  admitOwnUserOnly(server);
+  server.keepAliveTimeout = 5_000;
+  server.headersTimeout = 5_000;
+  server.requestTimeout = 10_000;
+  await listenOnLoopback(server, 0);
+  const port = (server.address() as AddressInfo).port;
+  host = `127.0.0.1:${port}`;
+  const socketServer = socketPath === undefined ? undefined : createServer((req, res) => handle(req, res, true));
+  if (socketServer !== undefined && socketPath !== undefined) {
+    socketServer.requestTimeout = 10_000;
+    await new Promise<void>((resolve, reject) => {
+      socketServer.once('error', reject);
+      socketServer.listen(socketPath, () => resolve());
+    });
+  }
+  const closeOne = (one: typeof server) =>
+    new Promise<void>((resolve) => {
+      one.close(() => resolve());
+      one.closeAllConnections();
+    });
+  return {
+    url: `http://127.0.0.1:${port}/token`,
+    authorization,
+    socketPath,
+    close: async () => {
+      await Promise.all([closeOne(server), ...(socketServer === undefined ? [] : [closeOne(socketServer)])]);
+    },
+  };
+}

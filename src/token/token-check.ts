@@ -1,0 +1,61 @@
+import type { AppContext } from '../context.js';
+import { hasErrorCode } from '../errors.js';
+import { resolveEndpoints } from '../oauth/endpoints.js';
+import { lookUpTokenInfo } from '../oauth/token-info.js';
+import type { ProfileStore } from '../store/profile-store.js';
+import { assertCredentialOrigin } from '../grant/credential-binding.js';
+import { pickSetting } from '../settings/settings.js';
+
+/** What token info said of a stored token: `active`, `refused` (401), `unreachable` (no answer), or null when not asked. */
+export type TokenCheck = 'active' | 'refused' | 'unreachable' | null;
+
+/** Failures that mean the server gave no answer: the profile is `unreachable`, the others are still checked. */
+function isUnreachable(error: unknown): boolean {
+  return (
+    hasErrorCode(error, 'connection_failed') ||
+    hasErrorCode(error, 'request_timeout') ||
+    hasErrorCode(error, 'tls_failure')
+  );
+}
+
+/**
+ * Asks token info (spec §4.3) about each named profile's stored token (read from `store`, sealed
+ * credentials opened), at that profile's own base URL (a MMAUTH_BASE_URL of another origin is
+ * refused first: `base_url_mismatch`), each request bounded by `timeoutSeconds`. Profiles without
+ * a token or base URL, and those whose credentials are lost (`credentials_lost`), get null; a
+ * profile whose server gives no answer gets `unreachable`, its failure given to `onUnreachable`.
+ * Throws malformed-answer errors and keyring errors (`keyring_unavailable`, `keyring_failed`).
+ */
+export async function checkStoredTokens(
+  store: ProfileStore,
+  names: readonly string[],
+  timeoutSeconds: number,
+  ctx: AppContext,
+  onUnreachable: (name: string, error: unknown) => void = () => undefined,
+): Promise<Map<string, TokenCheck>> {
+  const checks = new Map<string, TokenCheck>();
+  const fetch = ctx.http(timeoutSeconds * 1000).fetch;
+  const fromEnv = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
+  for (const name of names) {
+    // A profile whose credentials are lost cannot be checked; `mmauth token --profile NAME` says why.
+    const profile = await store.read(name).catch((error: unknown) => {
+      if (hasErrorCode(error, 'credentials_lost')) return undefined;
+      throw error;
+    });
+    if (profile?.token === undefined || profile.baseUrl === undefined) {
+      checks.set(name, null);
+      continue;
+    }
+    assertCredentialOrigin(name, profile, fromEnv);
+    const endpoints = resolveEndpoints(profile.baseUrl);
+    try {
+      const result = await lookUpTokenInfo({ endpoints, fetch }, profile.token.accessToken);
+      checks.set(name, result.isActive ? 'active' : 'refused');
+    } catch (error) {
+      if (!isUnreachable(error)) throw error;
+      checks.set(name, 'unreachable');
+      onUnreachable(name, error);
+    }
+  }
+  return checks;
+}

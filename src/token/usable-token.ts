@@ -1,0 +1,110 @@
+import type { AppContext } from '../context.js';
+import { hasErrorCode, MmauthError } from '../errors.js';
+import type { StoredToken } from '../store/profile.js';
+import { judgeStoredToken, secondsLeft } from '../store/token-state.js';
+import { selectAccessToken, type AccessTokenChoice } from './access-token.js';
+import { assertCredentialOrigin } from '../grant/credential-binding.js';
+import type { TokenOptions } from '../settings/setting-options.js';
+import { isFresh, renewalOf, renewToken } from '../grant/renewal.js';
+import { pickSetting, traceFor } from '../settings/settings.js';
+import { selectProfile } from '../settings/profile-selection.js';
+import { openLocalTarget, requireProfile } from '../settings/target.js';
+
+/** Options of the commands that hand out a token (token, header): --min-ttl, --no-renew, --timeout. */
+export interface UsableTokenOptions extends TokenOptions {
+  /** false with --no-renew: never touch the network. */
+  renew: boolean;
+  /** Seconds, for a renewal's request. */
+  timeout: number;
+}
+
+/** Failures after which the current, still unexpired token may still be handed out (decisions 8). */
+function isPassingFailure(error: unknown): boolean {
+  return (
+    hasErrorCode(error, 'connection_failed') ||
+    hasErrorCode(error, 'request_timeout') ||
+    hasErrorCode(error, 'tls_failure') ||
+    (hasErrorCode(error, 'unexpected_status') && (error.status ?? 0) >= 500) ||
+    (hasErrorCode(error, 'token_endpoint_error') && (error.status ?? 0) >= 500)
+  );
+}
+
+/**
+ * A fresh token of a keyring profile, read from its copy in the keyring without opening the sealed
+ * credentials (no cipher loaded: about 5 ms of every `mmauth token`); undefined when the profile
+ * is not such a profile, its token is not fresh (isFresh with --min-ttl), or there is no copy.
+ * Throws `base_url_mismatch` and keyring errors.
+ */
+async function freshSealedToken(
+  options: UsableTokenOptions,
+  ctx: AppContext,
+  baseUrl: string | undefined,
+): Promise<(AccessTokenChoice & { profileName: string }) | undefined> {
+  const store = await ctx.openStore();
+  const profileName = (await selectProfile(options.profile, ctx, store)).name;
+  const listed = store.listOne(profileName);
+  const token = listed?.token;
+  if (listed?.credentialsIn !== 'keyring' || token === undefined) return undefined;
+  if (!isFresh(token, ctx.nowMs(), options.minTtl)) return undefined;
+  assertCredentialOrigin(profileName, listed, baseUrl);
+  const accessToken = await store.readAccessToken(profileName, listed);
+  if (accessToken === undefined) return undefined;
+  const { plainAccessToken: _plain, accessTokenRef: _ref, hasRefreshToken: _refresh, ...fields } = token;
+  return { accessToken, stored: { ...fields, accessToken }, profileName };
+}
+
+/**
+ * The token `token` and `header` hand out: MMAUTH_TOKEN as given; else the profile's token, renewed
+ * first when it is stale (isFresh) and can be (renewToken, one request across processes), unless
+ * `renew` is false. A fresh token costs no request and loads no network module. When a renewal
+ * fails on the network or the server while the token has not expired, the token is handed out
+ * with `onWarning`. `onStored` gets a renewed token before it is first presented (RenewalTarget).
+ * Throws what selectAccessToken and renewToken throw, and
+ * `token_lifetime_too_short` when the server's own lifetime cannot meet --min-ttl.
+ */
+export async function usableAccessToken(
+  options: UsableTokenOptions,
+  ctx: AppContext,
+  onWarning: (line: string) => void,
+  onStored?: (token: StoredToken) => void,
+): Promise<AccessTokenChoice & { profileName: string }> {
+  const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
+  if (!ctx.env.MMAUTH_TOKEN?.trim()) {
+    const fresh = await freshSealedToken(options, ctx, baseUrl);
+    if (fresh !== undefined) return fresh;
+  }
+  const local = await openLocalTarget(options, ctx);
+  const { profileName, profile } = local;
+  const handOut = () => ({ ...selectAccessToken(ctx, profileName, profile, baseUrl, options.minTtl), profileName });
+  if (ctx.env.MMAUTH_TOKEN?.trim()) return handOut();
+  requireProfile(local);
+  const token = profile?.token;
+  if (token === undefined || profile === undefined) return handOut();
+  assertCredentialOrigin(profileName, profile, baseUrl);
+  if (!options.renew || isFresh(token, ctx.nowMs(), options.minTtl) || renewalOf(profile, ctx.env) === 'none') {
+    return handOut();
+  }
+  let renewed: StoredToken;
+  try {
+    const trace = await traceFor(options, ctx);
+    const target = { profileName, store: local.store, timeoutSeconds: options.timeout, trace, onStored };
+    renewed = await renewToken(token, target, ctx);
+  } catch (error) {
+    if (!isPassingFailure(error) || judgeStoredToken(token, ctx.nowMs()) === 'expired') throw error;
+    onWarning(
+      `could not renew the token (${error instanceof Error ? error.message : String(error)}); handing out the current one`,
+    );
+    return handOut();
+  }
+  const leftS = secondsLeft(renewed, ctx.nowMs());
+  if (leftS !== undefined && judgeStoredToken(renewed, ctx.nowMs()) === 'expired') {
+    // A token issued already expired (expires_in 0) is judged dead here: never handed out.
+    const message = `the server issued a token that is already expired (a lifetime of ${Math.max(0, leftS)} s): not handing it out`;
+    throw new MmauthError('token_lifetime_too_short', message);
+  }
+  if (leftS !== undefined && leftS < options.minTtl) {
+    const message = `the server issues tokens for ${leftS} s, less than --min-ttl ${options.minTtl}`;
+    throw new MmauthError('token_lifetime_too_short', message, { hint: 'lower --min-ttl' });
+  }
+  return { accessToken: renewed.accessToken, stored: renewed, profileName };
+}
