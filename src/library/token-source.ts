@@ -1,4 +1,5 @@
 import { MmauthError } from '../errors.js';
+import { mayCarryToken, sendWithToken } from '../http/authenticated-request.js';
 import { TokenProvider, type Token, type TokenOptions } from './get-token.js';
 import { toLibraryError } from './library-errors.js';
 
@@ -63,12 +64,19 @@ export function createTokenSource(options: TokenOptions = {}): TokenSource {
         );
       }
       // The token goes only to the origin of the profile's base URL (RFC 6749 §10.3).
-      const isOwnOrigin = baseUrl !== undefined && url.origin === new URL(baseUrl).origin;
-      const response = await fetch(url, withToken(init, isOwnOrigin ? token.accessToken : undefined));
-      if (response.status !== 401 || !isOwnOrigin || !isReplayable(init?.body)) return response;
-      await response.body?.cancel();
-      const renewed = await provider.renewAfterRefusal(token);
-      return fetch(url, withToken(init, renewed.accessToken));
+      if (!mayCarryToken(url, baseUrl)) return fetch(url, withToken(init, undefined));
+      let latest = token;
+      const tokens = {
+        current: () => Promise.resolve(token.accessToken),
+        renewAfterRefusal: async () => (latest = await provider.renewAfterRefusal(latest)).accessToken,
+      };
+      const rule = {
+        isRefused: (response: Response) => response.status === 401,
+        canReplay: isReplayable(init?.body),
+        discard: (response: Response) => response.body?.cancel(),
+      };
+      const { answer } = await sendWithToken((accessToken) => fetch(url, withToken(init, accessToken)), tokens, rule);
+      return answer;
     },
   };
   return source;

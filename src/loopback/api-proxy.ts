@@ -7,15 +7,13 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { sendWithToken, type RequestTokens } from '../http/authenticated-request.js';
 import { listenOnLoopback } from '../util/listen.js';
 import { readCappedBody } from '../util/read-capped-body.js';
 import { admitOwnUserOnly } from './peer-check.js';
 
-/** Where the proxy gets the token it adds: the current one, and a new one after the service refused `accessToken`. */
-export interface ProxyTokens {
-  current(): Promise<string>;
-  renewAfterRefusal(accessToken: string): Promise<string>;
-}
+/** Where the proxy gets the token it adds (RequestTokens: the current one, a new one after a refusal). */
+export type ProxyTokens = RequestTokens;
 
 /** What one forwarded request was, for `--verbose`: never a token. */
 export interface ProxiedRequest {
@@ -132,15 +130,11 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
         if (body !== undefined) upstream.end(body);
         else req.pipe(upstream);
       });
-    let token = await options.tokens.current();
-    let answer = await forward(token);
-    let isRenewed = false;
-    if (answer.statusCode === 401 && body !== undefined) {
-      answer.resume();
-      token = await options.tokens.renewAfterRefusal(token);
-      answer = await forward(token);
-      isRenewed = true;
-    }
+    const { answer, isRenewed } = await sendWithToken(forward, options.tokens, {
+      isRefused: (response) => response.statusCode === 401,
+      canReplay: body !== undefined,
+      discard: (response) => void response.resume(),
+    });
     res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers, []));
     answer.pipe(res);
     answer.on('end', () =>

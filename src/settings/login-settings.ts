@@ -2,9 +2,9 @@ import type { AppContext } from '../context.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import type { Profile } from '../store/profile.js';
 import { credentialsFor } from '../grant/credential-binding.js';
-import type { ClientOptions } from './setting-options.js';
+import type { ClientOptions, SecretOptions } from './setting-options.js';
 import { parseLoopbackRedirectUri, type LoopbackRedirect } from './redirect-uri.js';
-import { chooseScope, pickSetting, requireClientId } from './settings.js';
+import { chooseScope, findClientSecret, pickSetting, requireClientId } from './settings.js';
 import { resolveTarget, type Target } from './target.js';
 
 /** The options a browser login (one step or two) is configured by. */
@@ -23,6 +23,18 @@ export interface LoginSettings {
   redirect: LoopbackRedirect | undefined;
   /** The profile as this run may use its credentials (none of another server's: credentialsFor). */
   usable: Profile | undefined;
+  /**
+   * The client secret given to this login (findClientSecret's order), or undefined: a public client.
+   * Read when the flow reaches it, once: --client-secret-stdin consumes stdin, which a login refused
+   * earlier (a profile it may not replace) must leave alone.
+   */
+  clientSecret(): Promise<string | undefined>;
+}
+
+/** `read` once, on the first call; later calls share its answer. */
+function once<T>(read: () => Promise<T>): () => Promise<T> {
+  let answer: Promise<T> | undefined;
+  return () => (answer ??= read());
 }
 
 /**
@@ -37,5 +49,34 @@ export async function resolveLoginSettings(options: LoginSettingsOptions, ctx: A
   const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
   const fixed = pickSetting(options.redirectUri, undefined, profile?.redirectUri);
   const redirect = fixed === undefined ? undefined : parseLoopbackRedirectUri(fixed);
-  return { target, clientId, scope, redirect, usable: credentialsFor(profile, target.endpoints.baseUrl, clientId) };
+  const usable = credentialsFor(profile, target.endpoints.baseUrl, clientId);
+  const clientSecret = once(() => findClientSecret(options, ctx, { ...target, profile: usable, clientId }));
+  return { target, clientId, scope, redirect, usable, clientSecret };
+}
+
+/** What `login --complete` takes of its settings: those of the pending login it finishes. */
+export interface CompletionSettings {
+  /** A secret given to --complete, else the one given to --start (sealed with the pending login); as LoginSettings'. */
+  clientSecret(): Promise<string | undefined>;
+}
+
+/**
+ * The settings of `login --complete` (RFC 6749 §4.1.3): the client id, scope and redirect URI are
+ * the pending login's, fixed at --start; only the client secret may be given again. Throws what
+ * findClientSecret throws, when clientSecret() is called.
+ */
+export function resolveCompletionSettings(
+  options: SecretOptions,
+  ctx: AppContext,
+  target: Target,
+  pending: { clientId: string; clientSecret?: string | undefined },
+): CompletionSettings {
+  // A stored secret goes only with the client id it was stored for (attacks N20): the pending login's.
+  const usable = credentialsFor(target.profile, target.endpoints.baseUrl, pending.clientId);
+  const clientSecret = once(
+    async () =>
+      (await findClientSecret(options, ctx, { ...target, profile: usable, clientId: pending.clientId })) ??
+      pending.clientSecret,
+  );
+  return { clientSecret };
 }

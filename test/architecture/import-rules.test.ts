@@ -45,7 +45,7 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   failure: ['context', 'errors', 'exit-codes', 'oauth/wire', 'settings'],
   // The library's entry and layer (issue 32): the core only, never the command line.
   index: ['errors', 'library'],
-  library: ['context', 'errors', 'exit-codes', 'grant', 'settings', 'store', 'token', 'util'],
+  library: ['context', 'errors', 'exit-codes', 'grant', 'http', 'settings', 'store', 'token', 'util'],
   token: ['context', 'errors', 'grant', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
   settings: ['context', 'errors', 'grant', 'oauth', 'store', 'util'],
   'exit-codes': ['errors'],
@@ -56,7 +56,7 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   demo: ['emulator', 'ui'],
   oauth: ['errors', 'http', 'util'],
   http: ['errors', 'util'],
-  loopback: ['errors', 'util'],
+  loopback: ['errors', 'http/authenticated-request', 'util'],
   store: ['errors', 'oauth/wire', 'util'],
   emulator: ['errors', 'oauth/wire', 'util'],
   util: ['errors'],

@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.js';
 import { MmauthError } from '../../errors.js';
+import { mayCarryToken } from '../../http/authenticated-request.js';
 
 /** The request flags of `mmauth api`. */
 export interface ApiRequestOptions {
@@ -26,7 +27,7 @@ export const MAX_API_BODY_BYTES = 10 * 1024 * 1024;
  * token never goes elsewhere.
  */
 export function resolveApiUrl(target: string, baseUrl: string): URL {
-  const base = new URL(baseUrl);
+  const { origin } = new URL(baseUrl);
   if (/^[a-z][a-z\d+.-]*:/i.test(target)) {
     let url: URL;
     try {
@@ -40,10 +41,10 @@ export function resolveApiUrl(target: string, baseUrl: string): URL {
         `"${target}" is not an http(s) URL: give a path (/api/…) or a URL on the base URL`,
       );
     }
-    if (url.origin !== base.origin) {
+    if (!mayCarryToken(url, baseUrl)) {
       throw new MmauthError(
         'foreign_url',
-        `${url.origin} is not the profile's server (${base.origin}); the token is sent only there`,
+        `${url.origin} is not the profile's server (${origin}); the token is sent only there`,
         {
           hint: 'give a path (/api/…), or a URL on the base URL; another server needs a profile of its own (--profile)',
         },

@@ -13,6 +13,7 @@ import { isVerbose, pickSetting } from '../../settings/settings.js';
 import { openLocalTarget, requireProfile } from '../../settings/target.js';
 import { resolveEndpoints } from '../../oauth/endpoints.js';
 import { redactUrl } from '../../http/redact.js';
+import { sendWithToken } from '../../http/authenticated-request.js';
 import { usableAccessToken } from '../../token/usable-token.js';
 import { monotonicMs } from '../../util/monotonic.js';
 
@@ -129,30 +130,33 @@ export async function runApi(target: string, options: ApiOptions, ctx: AppContex
       },
     );
   const startedMs = monotonicMs();
-  let response = await send(choice.accessToken);
   const stored = choice.stored;
-  if (
-    isInvalidToken(response) &&
-    options.renew &&
-    stored !== undefined &&
-    local.profile !== undefined &&
-    renewalOf(local.profile, ctx.env) !== 'none'
-  ) {
-    response.body.resume();
-    const renewed = await renewToken(
-      stored,
-      {
-        profileName: local.profileName,
-        store: local.store,
-        timeoutSeconds: options.timeout,
-        trace,
-        isAccessTokenRefused: true,
-      },
-      ctx,
-    );
-    out.info('the server refused the token (invalid_token): renewed it and sent the request again');
-    response = await send(renewed.accessToken);
-  }
+  const profile = local.profile;
+  const tokens = {
+    current: () => Promise.resolve(choice.accessToken),
+    async renewAfterRefusal() {
+      if (stored === undefined) return choice.accessToken; // canReplay is false then: never asked
+      const renewed = await renewToken(
+        stored,
+        {
+          profileName: local.profileName,
+          store: local.store,
+          timeoutSeconds: options.timeout,
+          trace,
+          isAccessTokenRefused: true,
+        },
+        ctx,
+      );
+      out.info('the server refused the token (invalid_token): renewed it and sent the request again');
+      return renewed.accessToken;
+    },
+  };
+  const { answer: response } = await sendWithToken(send, tokens, {
+    isRefused: isInvalidToken,
+    // The body is buffered (MAX_API_BODY_BYTES): a replay needs only a token mmauth can renew.
+    canReplay: options.renew && stored !== undefined && profile !== undefined && renewalOf(profile, ctx.env) !== 'none',
+    discard: (refused) => void refused.body.resume(),
+  });
   trace?.(
     `< ${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`} (${Math.round(monotonicMs() - startedMs)} ms)`,
   );

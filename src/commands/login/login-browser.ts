@@ -17,7 +17,7 @@ import { offerAuthorizationUrl, probe } from './login-offer.js';
 import { assertMayStore, credentialsFor } from '../../grant/credential-binding.js';
 import { prepareStoring } from './credential-storage.js';
 import { resolveLoginSettings } from '../../settings/login-settings.js';
-import { askClientSecret, findClientSecret, isVerbose } from '../../settings/settings.js';
+import { askClientSecret, isVerbose } from '../../settings/settings.js';
 import { codeFlowJudge, type ResponseJudge } from './login-exchange.js';
 import { toStoredToken } from '../../grant/token-record.js';
 
@@ -35,14 +35,21 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     });
   }
   const out = await ctx.output();
-  const { target, clientId, scope, redirect, usable } = await resolveLoginSettings(options, ctx);
+  const {
+    target,
+    clientId,
+    scope,
+    redirect,
+    usable,
+    clientSecret: readSecret,
+  } = await resolveLoginSettings(options, ctx);
   const { endpoints, profile, profileName } = target;
   const origin = isImplicit ? 'implicit' : 'authorization_code';
   assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
   const intent = await prepareStoring(options, target.store, profileName, out);
   // No secret from any source: a public client (RFC 8252 §8.4), PKCE and client_id alone.
   // A secret given to login is stored (sealed) whatever the flow; the implicit flow never sends it.
-  const givenSecret = await findClientSecret(options, ctx, { ...target, profile: usable });
+  const givenSecret = await readSecret();
   const clientSecret = isImplicit ? undefined : givenSecret;
   if (isImplicit) {
     out.warn(IMPLICIT_DEPRECATED);

@@ -19,9 +19,9 @@ import { probe } from './login-offer.js';
 import { assertMayStore, credentialsFor } from '../../grant/credential-binding.js';
 import { profileFlag } from '../../settings/next-step.js';
 import { prepareStoring } from './credential-storage.js';
-import { resolveLoginSettings } from '../../settings/login-settings.js';
+import { resolveCompletionSettings, resolveLoginSettings } from '../../settings/login-settings.js';
 import { SECRET_SOURCES } from '../../failure/failure-hints.js';
-import { askClientSecret, findClientSecret } from '../../settings/settings.js';
+import { askClientSecret } from '../../settings/settings.js';
 import { requireProfile, resolveTarget } from '../../settings/target.js';
 import { toStoredToken } from '../../grant/token-record.js';
 
@@ -51,7 +51,14 @@ async function freeLoopbackPort(): Promise<number> {
  */
 export async function runLoginStart(options: LoginOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const { target, clientId, scope, redirect, usable } = await resolveLoginSettings(options, ctx);
+  const {
+    target,
+    clientId,
+    scope,
+    redirect,
+    usable,
+    clientSecret: readSecret,
+  } = await resolveLoginSettings(options, ctx);
   const { endpoints, profileName } = target;
   const intent = await prepareStoring(options, target.store, profileName, out);
   const redirectUri = redirect?.uri ?? `http://127.0.0.1:${await freeLoopbackPort()}/callback`;
@@ -62,7 +69,7 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
     ctx.random,
   );
   ctx.secrets.remember(request.codeVerifier);
-  const secret = await findClientSecret(options, ctx, { ...target, profile: usable, clientId });
+  const secret = await readSecret();
   if (options.probe) await probe(target.server, request, { clientId, clientSecret: secret }, out);
   // A secret given now (not the stored one) goes with the pending login, sealed like its verifier.
   const givenSecret = secret !== undefined && secret !== usable?.clientSecret ? secret : undefined;
@@ -167,11 +174,9 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
   const origin = isImplicit ? 'implicit' : 'authorization_code';
   assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
   // A stored secret goes only with the client id it was stored for (attacks N20): the pending login's.
-  const usable = credentialsFor(profile, endpoints.baseUrl, pending.clientId);
+  const { clientSecret: readSecret } = resolveCompletionSettings(options, ctx, target, pending);
   // A secret given to login is stored (sealed) whatever the flow; the implicit flow never sends it.
-  const givenSecret =
-    (await findClientSecret(options, ctx, { ...target, profile: usable, clientId: pending.clientId })) ??
-    pending.clientSecret;
+  const givenSecret = await readSecret();
   let clientSecret = isImplicit ? undefined : givenSecret;
   let response: TokenResponse;
   if (isImplicit) {
