@@ -26,12 +26,15 @@ export async function writeConfigFile(
       watch: false,
     });
     // Except under SNAP, where conf writes in place: the write must be atomic everywhere.
+    // One assignment, one write (conf writes the whole file on every set: three sets were three fsyncs).
+    const next: Record<string, unknown> = { ...conf.store, profiles };
+    // undefined leaves the current profile as it is; null clears it.
+    if (currentProfile === null) delete next.current_profile;
+    else if (currentProfile !== undefined) next.current_profile = currentProfile;
+    if (approvedDirectoryFiles !== undefined) next.approved_directory_files = approvedDirectoryFiles;
+    // Except under SNAP, where conf writes in place: the write must be atomic everywhere.
     withoutSnap(() => {
-      conf.set('profiles', profiles);
-      // undefined leaves the current profile as it is; null clears it.
-      if (currentProfile === null) conf.delete('current_profile');
-      else if (currentProfile !== undefined) conf.set('current_profile', currentProfile);
-      if (approvedDirectoryFiles !== undefined) conf.set('approved_directory_files', approvedDirectoryFiles);
+      conf.store = next;
     });
     chmodSync(path, 0o600);
   } catch (error) {

@@ -23,9 +23,9 @@ function fixture(refused: readonly string[]) {
     },
   };
   const rule = (canReplay: boolean) => ({
-    isRefused: (answer: { status: number }) => answer.status === 401,
+    isRefused: (answer: { status: number; serial: number }) => answer.status === 401,
     canReplay,
-    discard: (answer: { serial: number }) => void discarded.push(answer.serial),
+    discard: (answer: { status: number; serial: number }) => void discarded.push(answer.serial),
   });
   return { send, tokens, rule, sent, renewedAfter, discarded };
 }
