@@ -41,6 +41,9 @@ export interface ApiProxyOptions {
 /** The most of a request body buffered so that it can be replayed after a 401 (`api`'s cap). */
 const MAX_REPLAYABLE_BYTES = 10 * 1024 * 1024;
 
+/** The body of a request that has none. */
+const EMPTY = Buffer.alloc(0);
+
 /** Hop-by-hop header fields (RFC 9110 §7.6.1), never forwarded either way. */
 const HOP_BY_HOP = new Set([
   'connection',
@@ -114,10 +117,13 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
       return refuse(res, 403, 'path_not_allowed', `${path} is not allowed (--allow-paths)`);
     }
     const length = Number(req.headers['content-length'] ?? (req.headers['transfer-encoding'] ? NaN : 0));
+    // No body (most requests: GET, HEAD, DELETE) is read as none: nothing to wait for.
     const body =
-      Number.isFinite(length) && length <= MAX_REPLAYABLE_BYTES
-        ? await readCappedBody(req, MAX_REPLAYABLE_BYTES)
-        : undefined;
+      length === 0
+        ? EMPTY
+        : Number.isFinite(length) && length <= MAX_REPLAYABLE_BYTES
+          ? await readCappedBody(req, MAX_REPLAYABLE_BYTES)
+          : undefined;
     const headers = endToEnd(req.headers, ['authorization', 'cookie', 'host']);
     const forward = (accessToken: string) =>
       new Promise<IncomingMessage>((resolve, reject) => {

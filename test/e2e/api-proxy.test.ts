@@ -3,7 +3,10 @@
  * 127.0.0.1 and never holds a token. The spawned binary against the emulator; raw sockets for the
  * requests a well-behaved client would never send.
  */
-import { connect } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, startTestEmulator, refreshGrants } from '../support/emulator.js';
@@ -76,6 +79,34 @@ describe('mmauth proxy', () => {
     expect((await fetch(`${url}/api/me`)).status).toBe(200);
   });
 
+  it('a redirect off the origin comes back to the program unfollowed: the other origin gets no request, no token', async () => {
+    const { emulator, env } = await signedIn();
+    const elsewhere: string[] = [];
+    const other = createServer((req, res) => {
+      elsewhere.push(String(req.headers.authorization ?? 'none'));
+      res.end();
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const { url } = await startProxy(env);
+      const callback = `http://127.0.0.1:${(other.address() as AddressInfo).port}/callback`;
+      // The auto-approving authorize endpoint answers 302 to the redirect URI: another origin.
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: emulator.client.clientId,
+        redirect_uri: callback,
+        scope: 'service',
+        state: 's',
+      });
+      const answer = await fetch(`${url}/oauth2/authorize?${query}`, { redirect: 'manual' });
+      expect(answer.status).toBe(302);
+      expect(answer.headers.get('location')).toMatch(new RegExp(`^${callback}\\?`));
+      expect(elsewhere).toEqual([]);
+    } finally {
+      other.close();
+    }
+  });
+
   it('a 401 from the service (the token ended elsewhere): one renewal, one replay, 200', async () => {
     const { emulator, configDir, env } = await signedIn();
     const { url } = await startProxy(env);
@@ -91,28 +122,54 @@ describe('mmauth proxy', () => {
 });
 
 describe('mmauth exec --proxy', () => {
-  it('a child calling the API every 100 ms for three 2-second lifetimes: every request answered, none 401; no token in its environment or files', async () => {
-    const { emulator, configDir, env } = await signedIn(2);
-    const script = `const statuses = []; const end = Date.now() + 6000;
+  // Three lifetimes of 4-second tokens (the issue's run), and of 10-second tokens from the family's
+  // model (doorkeeper5: rotating refresh tokens, the old access token ended on first use of the new).
+  it.each([4, 10])(
+    'a child calling the API every 100 ms for three %i-second lifetimes: every request answered, none 401; no token in its environment, files or memory',
+    async (ttlS) => {
+      const { emulator, configDir, env } = await signedIn(ttlS);
+      const heap = join(configDir, '..', `child-${ttlS}.heapsnapshot`);
+      const script = `const statuses = []; const end = Date.now() + ${ttlS * 3 * 1000 + 500};
       (async () => {
         while (Date.now() < end) {
           statuses.push((await fetch(process.env.MMAUTH_API_URL + '/api/me')).status);
           await new Promise((r) => setTimeout(r, 100));
         }
         const environ = require('node:fs').readFileSync('/proc/' + process.pid + '/environ', 'utf8');
-        console.log(JSON.stringify({ statuses, environ, file: process.env.MMAUTH_TOKEN_FILE ?? null }));
+        const files = require('node:fs').readdirSync('/proc/' + process.pid + '/fd').map((fd) => { try { return require('node:fs').readlinkSync('/proc/' + process.pid + '/fd/' + fd); } catch { return ''; } });
+        require('node:v8').writeHeapSnapshot(${JSON.stringify(heap)});
+        console.log(JSON.stringify({ statuses, environ, files, file: process.env.MMAUTH_TOKEN_FILE ?? null }));
       })();`;
-    const result = await runCli(['exec', '--proxy', '--', process.execPath, '-e', script], { env, timeoutMs: 20_000 });
-    expect(result.code, result.stderr).toBe(0);
-    const seen = JSON.parse(result.stdout) as { statuses: number[]; environ: string; file: string | null };
-    expect(seen.statuses.length).toBeGreaterThan(40);
-    expect(seen.statuses.every((status) => status === 200)).toBe(true);
-    expect(seen.file).toBeNull();
-    expect(seen.environ).toContain('MMAUTH_API_URL=http://127.0.0.1:');
-    expect(seen.environ).not.toContain('MMAUTH_TOKEN');
-    const stored = (readConfig(configDir) as Json).profiles.default.token;
-    expect(seen.environ).not.toContain(stored.access_token);
-    expect(seen.environ).not.toContain(stored.refresh_token);
-    expect(refreshGrants(emulator)).toBeGreaterThanOrEqual(2);
-  }, 30_000);
+      const result = await runCli(['exec', '--proxy', '--', process.execPath, '-e', script], {
+        env,
+        timeoutMs: ttlS * 3 * 1000 + 20_000,
+      });
+      expect(result.code, result.stderr).toBe(0);
+      const seen = JSON.parse(result.stdout) as {
+        statuses: number[];
+        environ: string;
+        files: string[];
+        file: string | null;
+      };
+      expect(seen.statuses.length).toBeGreaterThan(ttlS * 3 * 7);
+      expect(seen.statuses.filter((status) => status !== 200)).toEqual([]);
+      expect(seen.file).toBeNull();
+      expect(seen.files.filter((path) => path.startsWith('/') && !path.startsWith('/dev/'))).toEqual([]);
+      expect(seen.environ).toContain('MMAUTH_API_URL=http://127.0.0.1:');
+      expect(seen.environ).not.toContain('MMAUTH_TOKEN');
+      // Every access token the service saw during the run, and the stored pair: none in the child's environment or heap.
+      const presented = new Set(
+        emulator.requests.flatMap((r) => /^Bearer (.+)$/.exec(String(r.headers.authorization ?? ''))?.[1] ?? []),
+      );
+      expect(presented.size).toBeGreaterThanOrEqual(4);
+      const memory = readFileSync(heap, 'utf8');
+      const stored = (readConfig(configDir) as Json).profiles.default.token;
+      for (const token of [stored.access_token, stored.refresh_token, ...presented]) {
+        expect(seen.environ).not.toContain(token);
+        expect(memory.includes(token)).toBe(false);
+      }
+      expect(refreshGrants(emulator)).toBeGreaterThanOrEqual(3);
+    },
+    60_000,
+  );
 });
