@@ -58,7 +58,7 @@ async function setUp(tokenTtlS) {
   await run(['login'], env);
   const proxyEnv = { ...env };
   delete proxyEnv.MMAUTH_BASE_URL;
-  const proxy = JSON.parse(await startLine(['proxy', '--json'], proxyEnv, /\{"url":"[^"]+"\}/)).url;
+  const proxy = JSON.parse(await startLine(['proxy', '--json'], proxyEnv, /\{"schema_version":1,"url":"[^"]+"\}/)).url;
   const token = JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8')).profiles.default.token.access_token;
   return { emulator, proxy, token };
 }
@@ -70,7 +70,12 @@ async function setUp(tokenTtlS) {
  */
 async function load(options, rate) {
   const go = (durationS) =>
-    autocannon({ ...options, connections: 10, duration: durationS, ...(rate > 0 ? { connectionRate: rate / 10 } : {}) });
+    autocannon({
+      ...options,
+      connections: 10,
+      duration: durationS,
+      ...(rate > 0 ? { connectionRate: rate / 10 } : {}),
+    });
   await go(1);
   const result = await go(5);
   return {

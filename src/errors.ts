@@ -39,6 +39,7 @@ export const ERROR_CODES = [
   'request_timeout',
   'tls_failure',
   'callback_timeout',
+  'deadline_exceeded',
   // Refused (exit 4).
   'not_logged_in',
   'unknown_profile',
@@ -52,6 +53,8 @@ export const ERROR_CODES = [
   'credentials_lost',
   'login_intercepted',
   'not_renewable',
+  'iss_missing',
+  'iss_mismatch',
   // The server's OAuth error; the exit code follows `oauthError` (RFC 6749 §4.1.2.1, §5.2; RFC 7009).
   'authorization_error',
   'token_endpoint_error',

@@ -1,6 +1,7 @@
 import { Option, type Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
+import { SCHEMA_VERSION } from '../ui/json-document.js';
 import { parseSeconds } from './options.js';
 
 /** Options of `mmauth emulator`. */
@@ -68,6 +69,7 @@ export async function runEmulator(options: EmulatorCommandOptions, ctx: AppConte
   if (options.json === true) {
     ctx.stdout.write(
       `${JSON.stringify({
+        schema_version: SCHEMA_VERSION,
         base_url: emulator.baseUrl,
         client_id: emulator.client.clientId,
         client_secret: emulator.client.clientSecret,

@@ -2,6 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { resolveEndpoints } from '../oauth/endpoints.js';
+import { versioned } from '../ui/json-document.js';
 import type { Output } from '../ui/output.js';
 import { withRenewalOptions, withTokenOptions } from './options.js';
 import type { UsableTokenOptions } from '../token/usable-token.js';
@@ -90,7 +91,7 @@ Examples:
 export async function runProxy(options: ProxyOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const proxy = await startProfileProxy(options, ctx, out);
-  if (options.json === true) out.data(JSON.stringify({ url: proxy.url }));
+  if (options.json === true) out.data(JSON.stringify(versioned({ url: proxy.url })));
   else out.info(`Serving the API on ${proxy.url} (Ctrl-C stops)`);
   await new Promise<void>((resolve) => {
     if (ctx.signal.aborted) resolve();

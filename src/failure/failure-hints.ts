@@ -2,7 +2,7 @@ import type { MmauthError } from '../errors.js';
 import { oauthExitCode, ExitCode } from '../exit-codes.js';
 import type { FailureContext } from './failure-context.js';
 import { probeHint, statusHint } from './hints.js';
-import { firstSteps, nextStep } from '../settings/next-step.js';
+import { firstSteps, nextStep, profileFlag } from '../settings/next-step.js';
 
 // The hints the failure map gives by error code (README "Error codes"): worded for the run that
 // failed, naming flags, variables and the next command for this profile.
@@ -118,6 +118,11 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
         : `run \`${nextStep(context.origin, context.profileName)}\` to get a new token`;
     case 'state_mismatch':
       return 'this redirect does not belong to the login in progress';
+    case 'iss_missing':
+    case 'iss_mismatch':
+      return `nothing was stored: something between the server and this machine changed the authorization response (RFC 9207 mix-up defence); run \`${nextStep('authorization_code', context.profileName)}\` again, and check proxies and what runs on this machine`;
+    case 'deadline_exceeded':
+      return `no token could be handed out in time; run \`mmauth token${profileFlag(context.profileName)}\` without --deadline to see why`;
     case 'revocation_not_confirmed':
       return 'the server revokes only tokens of the authenticated client: check the client id and secret of this profile';
     case 'authorization_error':

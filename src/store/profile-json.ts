@@ -124,6 +124,7 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
       obtainedAt: instant(requiredString(t, 'obtained_at', `${where}.token`), `${where}.token.obtained_at`),
       expiresAt: instant(optionalString(t, 'expires_at', `${where}.token`), `${where}.token.expires_at`),
       refreshToken: word(secretField(t, 'refreshToken', `${where}.token`, sealing), `${where}.token.refresh_token`),
+      verifiedAt: instant(optionalString(t, 'verified_at', `${where}.token`), `${where}.token.verified_at`),
     };
   }
   const lastGrant = isRecord(json.token) ? json.token.grant : json.last_grant;
@@ -232,6 +233,7 @@ export function serializeProfile(
     token.obtained_at = t.obtainedAt;
     if (t.scope !== undefined) token.scope = t.scope;
     if (t.expiresAt !== undefined) token.expires_at = t.expiresAt;
+    if (t.verifiedAt !== undefined) token.verified_at = t.verifiedAt;
     if (t.refreshToken !== undefined && sealed === undefined) token.refresh_token = t.refreshToken;
     if (sealed !== undefined && accessTokenRef !== undefined) token.access_token_ref = accessTokenRef;
     out.token = token;

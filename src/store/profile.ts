@@ -26,6 +26,8 @@ export interface StoredToken {
   expiresAt: string | undefined;
   /** The refresh token that came with it (RFC 6749 §6); a secret, never printed. */
   refreshToken?: string | undefined;
+  /** When token info last accepted it for `token --verify`, ISO 8601 (at most one check a minute). */
+  verifiedAt?: string | undefined;
 }
 
 /** A named set of settings plus at most one token. */

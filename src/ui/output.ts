@@ -1,5 +1,6 @@
 import type { Writer } from './fd-writer.js';
 import { escapeJsonForTerminal, sanitizeForTerminal } from './sanitize.js';
+import { versioned } from './json-document.js';
 
 /** Where output goes: stdout carries data only; every human message goes to stderr. */
 export interface OutputStreams {
@@ -14,9 +15,10 @@ export interface Output {
   /**
    * One JSON document on stdout, pretty-printed, snake_case keys as given; with `redact`, every
    * known secret scrubbed (error documents, doctor's report), never for a document whose job is a
-   * secret (decisions 31).
+   * secret (decisions 31). Each document (each element of an array document) carries
+   * `schema_version` first (decisions 46); `bare` leaves it out (`header --json`: a map of headers).
    */
-  json(value: unknown, options?: { redact?: boolean }): void;
+  json(value: unknown, options?: { redact?: boolean; bare?: boolean }): void;
   /** A plain human line on stderr (none under --json: decisions 32). */
   info(line: string): void;
   /**
@@ -94,8 +96,9 @@ export async function createOutput(
     data: (line) => streams.stdout.write(`${line}\n`),
     json: (value, options = {}) => {
       hasPrintedJson = true;
+      const document = options.bare === true ? value : versioned(value);
       // Redacted string by string, so that a withheld echo (scrub) never breaks the document.
-      const text = JSON.stringify(options.redact === true ? scrubStrings(value, scrub) : value, null, 2);
+      const text = JSON.stringify(options.redact === true ? scrubStrings(document, scrub) : document, null, 2);
       streams.stdout.write(`${escapeJsonForTerminal(text)}\n`);
     },
     get hasPrintedJson() {

@@ -14,6 +14,7 @@ describe('runInfo (in-process, against the emulator)', () => {
     const ctx = createTestContext({ nowMs: NOW, env });
     await runInfo({ timeout: 5, json: true }, ctx);
     expect(JSON.parse(ctx.stdout.text())).toEqual({
+      schema_version: 1,
       resource_owner_id: 42,
       scope: ['service', 'userinfo.email'],
       expires_in: null,

@@ -45,6 +45,7 @@ describe('runToken and runHeader (in-process, fixed clock)', () => {
     });
     await runToken({ renew: true, timeout: 5, minTtl: 0, json: true }, json);
     expect(JSON.parse(json.stdout.text())).toEqual({
+      schema_version: 1,
       access_token: TOKEN,
       token_type: 'bearer',
       scope: 'service',
@@ -130,6 +131,7 @@ describe('runToken and runHeader (in-process, fixed clock)', () => {
     expect(line.stdout.text()).toBe(`Authorization: Bearer ${TOKEN}\n`);
     const json = withStoredToken(at(3600));
     await runHeader({ renew: true, timeout: 5, minTtl: 0, json: true }, json);
+    // A bare map of headers, without schema_version (decisions 46).
     expect(JSON.parse(json.stdout.text())).toEqual({ Authorization: `Bearer ${TOKEN}` });
   });
 });

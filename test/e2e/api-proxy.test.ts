@@ -27,7 +27,7 @@ async function signedIn(tokenTtlS = 7200) {
 
 async function startProxy(env: Record<string, string>, args: string[] = []) {
   const proxy = startCli(['proxy', '--json', ...args], { env, timeoutMs: 30_000 });
-  const [line] = await proxy.waitForStdout(/\{"url":"[^"]+"\}/);
+  const [line] = await proxy.waitForStdout(/\{"schema_version":1,"url":"[^"]+"\}/);
   return { proxy, url: (JSON.parse(line) as { url: string }).url };
 }
 

@@ -35,6 +35,7 @@ describe('mmauth emulator', () => {
       'client_secret',
       'personal_access_token',
       'public_client_id',
+      'schema_version',
       'user',
     ]);
     expect(line.base_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

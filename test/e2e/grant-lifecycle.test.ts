@@ -303,6 +303,7 @@ describe('revoke never claims what it cannot show', () => {
     const result = await runCli(['revoke', '--json'], { env });
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
+      schema_version: 1,
       revoked: false,
       confirmed: false,
       already_invalid: true,

@@ -66,7 +66,7 @@ describe('errors under --json', () => {
     const result = await runCli(args, { env });
     expect(result.code, result.stderr).toBe(exitCode);
     const document = JSON.parse(result.stdout);
-    expect(Object.keys(document)).toEqual(['error']);
+    expect(Object.keys(document)).toEqual(['schema_version', 'error']);
     expect(document.error).toMatchObject({ code, exit_code: exitCode, message: expect.any(String) });
     expect(result.stderr).toContain('error:');
     if (code === 'token_endpoint_error')

@@ -32,7 +32,13 @@ async function approve(authorizationUrl: string): Promise<string> {
 describe('login --start, then --complete', () => {
   it('stores a valid token; nothing listened on the redirect URI; the verifier was never printed', async () => {
     const { emulator, configDir, env, document } = await started();
-    expect(Object.keys(document).sort()).toEqual(['authorization_url', 'expires_at', 'profile', 'redirect_uri']);
+    expect(Object.keys(document).sort()).toEqual([
+      'authorization_url',
+      'expires_at',
+      'profile',
+      'redirect_uri',
+      'schema_version',
+    ]);
     expect(document.redirect_uri).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
     expect(readConfigText(configDir)).toContain('pending_login');
     const redirect = await approve(document.authorization_url);

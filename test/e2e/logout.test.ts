@@ -20,6 +20,7 @@ describe('mmauth logout over several profiles', () => {
     expect(summaryLines(result.stderr)).toEqual([]);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
+      schema_version: 1,
       logged_out: true,
       revoked: true,
       confirmed: true,

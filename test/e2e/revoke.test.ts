@@ -24,6 +24,7 @@ describe('mmauth revoke', () => {
     const result = await runCli(['revoke', '--json'], { env });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({
+      schema_version: 1,
       revoked: true,
       confirmed: true,
       already_invalid: false,

@@ -3,6 +3,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { onTestFinished } from 'vitest';
+import { checkJsonDocuments } from './json-documents.js';
 
 /** The launcher a user runs (`npx mmauth` resolves to it). */
 export const BIN = resolve(import.meta.dirname, '../../bin/mmauth.cjs');
@@ -102,10 +103,16 @@ export function startCli(args: string[], options: CliOptions = {}): RunningCli {
   if (options.input !== undefined) child.stdin.write(options.input);
   if (options.isStdinOpen !== true) child.stdin.end();
   const killer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
-  const done = new Promise<CliResult>((resolveDone) => {
+  const done = new Promise<CliResult>((resolveDone, reject) => {
     child.on('close', (code, signal) => {
       clearTimeout(killer);
-      resolveDone({ code, signal, stdout, stderr });
+      // Every --json document a run prints answers to its schema (issue 34), or the test fails here.
+      const problems = checkJsonDocuments(args, stdout);
+      if (problems.length > 0 && process.env.MMAUTH_JSON_COLLECT === undefined) {
+        reject(new Error(`--json documents that break their schemas:\n${problems.join('\n')}\nstdout:\n${stdout}`));
+      } else {
+        resolveDone({ code, signal, stdout, stderr });
+      }
     });
   });
   onTestFinished(() => {
