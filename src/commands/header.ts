@@ -1,11 +1,11 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { withRenewalOptions, withTokenOptions } from './options.js';
+import { withHelperOptions, withRenewalOptions, withTokenOptions } from './options.js';
 import { usableAccessToken, type UsableTokenOptions } from '../token/usable-token.js';
 
 /** Registers `mmauth header`; the logic is runHeader. */
 export function registerHeader(program: Command, ctx: AppContext): void {
-  withRenewalOptions(withTokenOptions(program.command('header')))
+  withHelperOptions(withRenewalOptions(withTokenOptions(program.command('header'))))
     .description(
       'print "Authorization: Bearer <token>" for a valid token, renewed first when needed (exit 4 when there is none)',
     )

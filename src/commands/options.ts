@@ -101,3 +101,19 @@ export function withStorageOption<A extends unknown[], O extends OptionValues, G
     "keep this profile's credentials in the config file in plain text (mode 0600), not in the OS keyring (env MMAUTH_CREDENTIAL_STORE=file)",
   );
 }
+
+/**
+ * Adds --deadline and --verify (for `token` and `header`): the helper contract of programs that run
+ * mmauth as their token command (docs/helper-contract.md).
+ */
+export function withHelperOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(
+  command: Command<A, O, G>,
+) {
+  return command
+    .option(
+      '--deadline <seconds>',
+      'answer within this many seconds: the current token (if it meets --min-ttl) with a warning when a renewal is late, else exit 3',
+      parseSeconds(1, MAX_TIMER_SECONDS),
+    )
+    .option('--verify', "ask the server whether the token still lives (once a minute per token); renew if it doesn't");
+}

@@ -1,12 +1,12 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { tokenJson } from '../ui/token-report.js';
-import { withRenewalOptions, withTokenOptions } from './options.js';
+import { withHelperOptions, withRenewalOptions, withTokenOptions } from './options.js';
 import { usableAccessToken, type UsableTokenOptions } from '../token/usable-token.js';
 
 /** Registers `mmauth token`; the logic is runToken. */
 export function registerToken(program: Command, ctx: AppContext): void {
-  withRenewalOptions(withTokenOptions(program.command('token')))
+  withHelperOptions(withRenewalOptions(withTokenOptions(program.command('token'))))
     .description(
       'print a valid access token, bare, for scripts: renewed first when it is about to expire (exit 4 and nothing on stdout when there is none)',
     )
@@ -21,7 +21,8 @@ Examples:
   $ mmauth header | curl -H @- https://maps.example.com/api/maps
   $ TOKEN=$(mmauth token --profile ci)
   $ mmauth token --min-ttl 300 --json
-  $ mmauth token --no-renew          # never touch the network`,
+  $ mmauth token --no-renew          # never touch the network
+  $ mmauth token --min-ttl 360 --deadline 8 --verify   # as another tool's token command (docs/helper-contract.md)`,
     )
     .action(async (options) => runToken(options, ctx));
 }

@@ -9,6 +9,16 @@ import { isFresh, renewalOf, renewToken } from '../grant/renewal.js';
 import { pickSetting, traceFor } from '../settings/settings.js';
 import { selectProfile } from '../settings/profile-selection.js';
 import { openLocalTarget, requireProfile } from '../settings/target.js';
+import {
+  beforeDeadline,
+  deadlineAt,
+  deadlineExceeded,
+  isRecentlyVerified,
+  meetsMinTtl,
+  msLeft,
+  TIMED_OUT,
+  verifyStoredToken,
+} from './helper-contract.js';
 
 /** Options of the commands that hand out a token (token, header): --min-ttl, --no-renew, --timeout. */
 export interface UsableTokenOptions extends TokenOptions {
@@ -16,6 +26,10 @@ export interface UsableTokenOptions extends TokenOptions {
   renew: boolean;
   /** Seconds, for a renewal's request. */
   timeout: number;
+  /** --deadline: seconds the whole command may take (helper-contract.ts). */
+  deadline?: number | undefined;
+  /** --verify: ask token info about a token the local checks pass (at most once a minute per token). */
+  verify?: boolean | undefined;
 }
 
 /** Failures after which the current, still unexpired token may still be handed out (decisions 8). */
@@ -69,7 +83,8 @@ export async function usableAccessToken(
   onStored?: (token: StoredToken) => void,
 ): Promise<AccessTokenChoice & { profileName: string }> {
   const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
-  if (!ctx.env.MMAUTH_TOKEN?.trim()) {
+  const deadlineAtMs = deadlineAt(options.deadline);
+  if (!ctx.env.MMAUTH_TOKEN?.trim() && options.verify !== true) {
     const fresh = await freshSealedToken(options, ctx, baseUrl);
     if (fresh !== undefined) return fresh;
   }
@@ -81,16 +96,63 @@ export async function usableAccessToken(
   const token = profile?.token;
   if (token === undefined || profile === undefined) return handOut();
   assertCredentialOrigin(profileName, profile, baseUrl);
-  if (!options.renew || isFresh(token, ctx.nowMs(), options.minTtl) || renewalOf(profile, ctx.env) === 'none') {
-    return handOut();
+  const canRenew = options.renew && renewalOf(profile, ctx.env) !== 'none';
+  let isRefused = false;
+  if (isFresh(token, ctx.nowMs(), options.minTtl) || !canRenew) {
+    if (options.verify !== true || profile.baseUrl === undefined || isRecentlyVerified(token, ctx.nowMs())) {
+      return handOut();
+    }
+    const timeoutMs = Math.min(options.timeout * 1000, msLeft(deadlineAtMs));
+    const check = verifyStoredToken(
+      profileName,
+      { ...profile, token, baseUrl: profile.baseUrl },
+      local.store,
+      timeoutMs,
+      ctx,
+    );
+    const verdict = await beforeDeadline(check, deadlineAtMs).catch((error: unknown) => {
+      if (!isPassingFailure(error)) throw error;
+      onWarning(
+        `could not ask the server about the token (${error instanceof Error ? error.message : String(error)}); handing out the current one`,
+      );
+      return 'active' as const;
+    });
+    if (verdict === TIMED_OUT) {
+      onWarning(
+        `the server did not say within --deadline ${options.deadline} s whether the token lives; handing out the current one`,
+      );
+      return handOut();
+    }
+    if (verdict === 'active' || !canRenew) return handOut();
+    isRefused = true;
   }
   let renewed: StoredToken;
   try {
     const trace = await traceFor(options, ctx);
-    const target = { profileName, store: local.store, timeoutSeconds: options.timeout, trace, onStored };
-    renewed = await renewToken(token, target, ctx);
+    // A second past the deadline: the deadline decides first (beforeDeadline), never the request's own bound.
+    const timeoutSeconds = Math.min(options.timeout, Math.ceil(msLeft(deadlineAtMs) / 1000) + 1);
+    const target = {
+      profileName,
+      store: local.store,
+      timeoutSeconds,
+      trace,
+      onStored,
+      isAccessTokenRefused: isRefused,
+    };
+    const outcome = await beforeDeadline(renewToken(token, target, ctx), deadlineAtMs);
+    if (outcome === TIMED_OUT) {
+      if (isRefused || !meetsMinTtl(token, ctx.nowMs(), options.minTtl)) {
+        throw deadlineExceeded(
+          options.deadline ?? 0,
+          'the renewal did not finish in time and the current token is not good enough',
+        );
+      }
+      onWarning(`the renewal did not finish within --deadline ${options.deadline} s; handing out the current token`);
+      return handOut();
+    }
+    renewed = outcome;
   } catch (error) {
-    if (!isPassingFailure(error) || judgeStoredToken(token, ctx.nowMs()) === 'expired') throw error;
+    if (isRefused || !isPassingFailure(error) || judgeStoredToken(token, ctx.nowMs()) === 'expired') throw error;
     onWarning(
       `could not renew the token (${error instanceof Error ? error.message : String(error)}); handing out the current one`,
     );

@@ -51,6 +51,8 @@ describe('mmauth completion', () => {
       '--min-ttl',
       '--no-renew',
       '--timeout',
+      '--deadline',
+      '--verify',
       '--help',
     ]);
     expect(completeInBash(script, 'mmauth token -')).toEqual([
@@ -60,10 +62,12 @@ describe('mmauth completion', () => {
       '--min-ttl',
       '--no-renew',
       '--timeout',
+      '--deadline',
+      '--verify',
       '-h',
       '--help',
     ]);
-    expect(completeInBash(script, 'mmauth emulator --flavor ')).toEqual(['spec', 'doorkeeper5']);
+    expect(completeInBash(script, 'mmauth emulator --flavor ')).toEqual(['spec', 'doorkeeper5', 'doorkeeper6']);
     // No profiles (an empty config directory): nothing to complete.
     const empty = { ...process.env, MMAUTH_CONFIG_DIR: '/nonexistent/mmauth-config' };
     expect(completeInBash(script, 'mmauth login --profile ', empty)).toEqual([]);

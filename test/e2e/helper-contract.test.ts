@@ -1,0 +1,114 @@
+/**
+ * The helper contract (issue 34 item 3; docs/helper-contract.md): `token --deadline` answers in
+ * time, `token --verify` never hands out a token the server refused and asks at most once a minute.
+ * The spawned binary against the emulator (doorkeeper5: rotating refresh tokens), the token
+ * endpoint delayed 10 s by a gate proxy where the deadline is the subject.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
+import { readConfig, refreshGrants, startTestEmulator, storedAccessToken } from '../support/emulator.js';
+import { startGateProxy } from '../support/gate-proxy.js';
+
+type Json = Record<string, any>;
+
+async function signedIn() {
+  const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5' });
+  const gate = await startGateProxy(emulator.baseUrl);
+  const configDir = makeConfigDir();
+  const env = {
+    ...emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' }),
+    MMAUTH_BASE_URL: gate.baseUrl,
+  };
+  const login = await runCli(['login'], { env });
+  expect(login.code, login.stderr).toBe(0);
+  return { emulator, gate, configDir, env };
+}
+
+/** Rewrites the stored token's times: `leftS` seconds left of a two-hour lifetime (stale under a minute). */
+function setTimeLeft(configDir: string, leftS: number): void {
+  const path = join(configDir, 'config.json');
+  const config = JSON.parse(readFileSync(path, 'utf8')) as Json;
+  const token = config.profiles.default.token;
+  token.expires_at = new Date(Date.now() + leftS * 1000).toISOString();
+  token.obtained_at = new Date(Date.now() + leftS * 1000 - 7_200_000).toISOString();
+  writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
+}
+
+describe('token --deadline', () => {
+  it('a stale token that still meets --min-ttl, the token endpoint 10 s late: the current token within 2.5 s, one warning', async () => {
+    const { gate, configDir, env } = await signedIn();
+    const before = storedAccessToken(configDir);
+    setTimeLeft(configDir, 30);
+    gate.set('POST /oauth2/token', { delayMs: 10_000 });
+    const started = Date.now();
+    const result = await runCli(['token', '--deadline', '2'], { env });
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(`${before}\n`);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      '! the renewal did not finish within --deadline 2 s; handing out the current token',
+    ]);
+  });
+
+  it('an expired token, the token endpoint 10 s late: exit 3 within 2.5 s, stdout empty; header alike', async () => {
+    const { gate, configDir, env } = await signedIn();
+    setTimeLeft(configDir, -5);
+    gate.set('POST /oauth2/token', { delayMs: 10_000 });
+    for (const command of ['token', 'header']) {
+      const started = Date.now();
+      const result = await runCli([command, '--deadline', '2'], { env });
+      expect(Date.now() - started).toBeLessThan(2_500);
+      expect(result.code).toBe(3);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toMatch(/^error: no usable token within 2 s: .*\n {2}.*mmauth token/);
+    }
+  });
+
+  it('a token that does not meet --min-ttl is not handed out late: exit 3', async () => {
+    const { gate, configDir, env } = await signedIn();
+    setTimeLeft(configDir, 30);
+    gate.set('POST /oauth2/token', { delayMs: 10_000 });
+    const result = await runCli(['token', '--deadline', '2', '--min-ttl', '120'], { env });
+    expect(result.code).toBe(3);
+    expect(result.stdout).toBe('');
+  });
+});
+
+describe('token --verify', () => {
+  it('after the access token is revoked at the server: token prints it still, --verify prints a new one /api/me accepts (one refresh grant), a second --verify within 60 s asks nothing', async () => {
+    const { emulator, configDir, env } = await signedIn();
+    const revoked = storedAccessToken(configDir);
+    const record = emulator.state.findToken(revoked);
+    if (record !== undefined) record.revokedAtMs = Date.now();
+    // The documented local answer: a token that passes the local checks is handed out without asking.
+    expect((await runCli(['token'], { env })).stdout).toBe(`${revoked}\n`);
+    const grants = refreshGrants(emulator);
+    const verified = await runCli(['token', '--verify'], { env });
+    expect(verified.code, verified.stderr).toBe(0);
+    const fresh = verified.stdout.trim();
+    expect(fresh).not.toBe(revoked);
+    expect(refreshGrants(emulator) - grants).toBe(1);
+    const me = await fetch(`${emulator.baseUrl}/api/me`, { headers: { authorization: `Bearer ${fresh}` } });
+    expect(me.status).toBe(200);
+    // The new token was checked once (its presentation at renewal, or token info); recorded in the profile.
+    const again = await runCli(['token', '--verify'], { env });
+    expect(again.stdout.trim()).toBe(fresh);
+    const seen = emulator.requests.length;
+    const third = await runCli(['token', '--verify'], { env });
+    expect(third.stdout.trim()).toBe(fresh);
+    expect(emulator.requests.length).toBe(seen);
+    expect((readConfig(configDir) as Json).profiles.default.token.verified_at).toMatch(/^\d{4}-/);
+  });
+
+  it('a live token: one token info request, then none for a minute', async () => {
+    const { emulator, env } = await signedIn();
+    const before = emulator.requests.length;
+    expect((await runCli(['token', '--verify'], { env })).code).toBe(0);
+    expect(emulator.requests.slice(before).map((r) => `${r.method} ${r.url}`)).toEqual(['GET /oauth2/token/info']);
+    const after = emulator.requests.length;
+    expect((await runCli(['header', '--verify', '--json'], { env })).code).toBe(0);
+    expect(emulator.requests.length).toBe(after);
+  });
+});
