@@ -11,7 +11,7 @@ export interface EmulatorCommandOptions {
   tokenTtl: number;
   autoApprove?: boolean;
   json?: boolean;
-  flavor: 'spec' | 'doorkeeper5';
+  flavor: 'spec' | 'doorkeeper5' | 'doorkeeper6';
   /** false with --no-refresh-tokens. */
   refreshTokens: boolean;
 }
@@ -34,8 +34,11 @@ export function registerEmulator(program: Command, ctx: AppContext): void {
     .option('--no-refresh-tokens', 'issue no refresh tokens (on by default, for the code flow only)')
     .option('--auto-approve', 'skip the sign-in and consent pages: approve every valid request')
     .addOption(
-      new Option('--flavor <name>', 'token info and revoke as the spec describes them, or as Doorkeeper 5 answers')
-        .choices(['spec', 'doorkeeper5'] as const)
+      new Option(
+        '--flavor <name>',
+        'token info and revoke as the spec describes them, as Doorkeeper 5 answers, or as Doorkeeper 6 (plus RFC 8414 metadata and RFC 9207 iss)',
+      )
+        .choices(['spec', 'doorkeeper5', 'doorkeeper6'] as const)
         .default('spec' as const),
     )
     .option('--json', 'print the base URL and seeded credentials as one JSON line on stdout')
@@ -45,7 +48,8 @@ export function registerEmulator(program: Command, ctx: AppContext): void {
 Examples:
   $ mmauth emulator
   $ mmauth emulator --port 0 --json --auto-approve     # for scripts: read the line, then test against it
-  $ mmauth emulator --token-ttl 0 --flavor doorkeeper5`,
+  $ mmauth emulator --token-ttl 0 --flavor doorkeeper5
+  $ mmauth emulator --flavor doorkeeper6                # serves /.well-known/oauth-authorization-server`,
     )
     .action(async (options) => runEmulator(options, ctx));
 }

@@ -14,8 +14,13 @@ export interface EmulatorOptions {
   autoApprove?: boolean;
   /** Whether the code flow also gets a refresh token (default true; Doorkeeper's `use_refresh_token`). */
   refreshTokens?: boolean;
-  /** `spec` (default): the spec's token info fields, revoke always 200. `doorkeeper5`: Doorkeeper 5's. */
+  /**
+   * `spec` (default): the spec's token info fields, revoke always 200. `doorkeeper5`: Doorkeeper 5's.
+   * `doorkeeper6`: Doorkeeper 5's answers plus RFC 8414 metadata and RFC 9207 `iss` (docs/emulator.md).
+   */
   flavor?: EmulatorFlavor;
+  /** The `doorkeeper6` issuer (Doorkeeper's `issuer` setting); default the emulator's base URL. */
+  issuer?: string;
   /** The demo client's id (default `mmauth-demo`). */
   clientId?: string;
   /** The demo client's secret (default: random). */
@@ -91,11 +96,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   );
 
   let allowedHosts: ReadonlySet<string> = new Set();
+  let listeningPort = 0;
   const server = createServer(
     createRequestHandler({
       state,
       autoApprove: options.autoApprove === true,
       flavor: options.flavor ?? 'spec',
+      issuer: (): string | undefined =>
+        options.flavor === 'doorkeeper6' ? (options.issuer ?? `http://127.0.0.1:${listeningPort}`) : undefined,
       onRequest: options.onRequest,
       allowedHosts: () => allowedHosts,
     }),
@@ -103,6 +111,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   server.keepAliveTimeout = 5_000;
   await listenOnLoopback(server, options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
+  listeningPort = port;
   allowedHosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
   let closing: Promise<void> | undefined;
   return {

@@ -4,6 +4,7 @@ import { authorizeGet, authorizePost, signIn } from './endpoints/authorize.js';
 import type { EmulatorFlavor, EndpointContext, EndpointHandler } from './endpoints/context.js';
 import { apiEcho, apiMe } from './endpoints/api.js';
 import { introspectEndpoint } from './endpoints/introspect.js';
+import { metadataEndpoint } from './endpoints/metadata.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
 import { tokenInfoEndpoint } from './endpoints/token-info.js';
 import { tokenEndpoint } from './endpoints/token.js';
@@ -28,6 +29,8 @@ export interface HandlerOptions {
   autoApprove: boolean;
   flavor: EmulatorFlavor;
   onRequest: ((request: ObservedRequest) => void) | undefined;
+  /** The issuer of the `doorkeeper6` flavor (known once the server listens); undefined for the others. */
+  issuer?: () => string | undefined;
   /** The Host header values it answers (its own address by IP literal and `localhost`); any other gets 400. */
   allowedHosts?: () => ReadonlySet<string>;
 }
@@ -54,6 +57,7 @@ function parseParameters(contentType: string | undefined, text: string): URLSear
 
 /** The route table: `METHOD path` → endpoint (spec §4, plus the sign-in form). */
 const ROUTES: Readonly<Record<string, EndpointHandler>> = {
+  'GET /.well-known/oauth-authorization-server': metadataEndpoint,
   'GET /oauth2/authorize': authorizeGet,
   'POST /oauth2/authorize': authorizePost,
   'POST /oauth2/sign_in': signIn,
@@ -78,7 +82,14 @@ const MAX_BODY_BYTES = 64 * 1024;
  * stops the emulator.
  */
 export function createRequestHandler(options: HandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const context: EndpointContext = { state: options.state, autoApprove: options.autoApprove, flavor: options.flavor };
+  const context: EndpointContext = {
+    state: options.state,
+    autoApprove: options.autoApprove,
+    flavor: options.flavor,
+    get issuer() {
+      return options.issuer?.();
+    },
+  };
   const badRequest = (res: ServerResponse) => {
     if (!res.headersSent) res.writeHead(400).end();
   };

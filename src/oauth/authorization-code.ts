@@ -80,6 +80,9 @@ export async function validateAuthorizationResponse(
   request: AuthorizationRequest,
 ): Promise<URLSearchParams> {
   const lib = await loadOAuth();
+  // Loaded here: its constant-time compare pulls node:crypto, which start-up never loads.
+  if (endpoints.issuer !== undefined)
+    (await import('./issuer-check.js')).checkIssuer(endpoints, parameters, request.state);
   let validated: URLSearchParams;
   try {
     validated = lib.validateAuthResponse(

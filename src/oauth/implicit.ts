@@ -3,6 +3,7 @@ import { isSameSecret } from '../util/constant-time.js';
 import { oauthErrorAnswer } from './describe-error.js';
 import type { Endpoints } from './endpoints.js';
 import { parseTokenResponse, type TokenResponse } from './parse.js';
+import { checkIssuer } from './issuer-check.js';
 
 /** Where the implicit flow's answer is read from, for messages. */
 const SOURCE = 'the implicit redirect';
@@ -33,8 +34,10 @@ export function parseImplicitAuthorizationResponse(
     const what = state === null ? 'missing "state"' : 'unexpected "state" value';
     throw new MmauthError('state_mismatch', `callback rejected: ${what}`);
   }
+  // A server whose metadata names its issuer: RFC 9207 §2.4 (iss_missing, iss_mismatch); else a foreign `iss` as before.
+  if (endpoints.issuer !== undefined) checkIssuer(endpoints, parameters, expectedState);
   const issuer = parameters.get('iss');
-  if (issuer !== null && issuer !== endpoints.baseUrl) {
+  if (issuer !== null && issuer !== endpoints.baseUrl && endpoints.issuer === undefined) {
     throw new MmauthError(
       'state_mismatch',
       `callback rejected: "iss" names another server, expected ${endpoints.baseUrl}`,

@@ -20,10 +20,14 @@ export function loadOAuth(): Promise<typeof oauth> {
   return import('oauth4webapi');
 }
 
-/** The authorization server metadata oauth4webapi works from; the issuer is the base URL. */
+/**
+ * The authorization server metadata oauth4webapi works from: the issuer the server's metadata names
+ * (else the base URL), and RFC 9207's `iss` requirement when the metadata states it.
+ */
 export function authorizationServer(endpoints: Endpoints): oauth.AuthorizationServer {
   return {
-    issuer: endpoints.baseUrl,
+    issuer: endpoints.issuer ?? endpoints.baseUrl,
+    authorization_response_iss_parameter_supported: endpoints.isIssRequired === true,
     authorization_endpoint: endpoints.authorize.href,
     token_endpoint: endpoints.token.href,
     revocation_endpoint: endpoints.revoke.href,

@@ -44,6 +44,24 @@ export interface OAuthErrorWire {
   state?: string;
 }
 
+/** What mmauth keeps of a server's authorization server metadata (RFC 8414 §2); shared by oauth/ and the store. */
+export interface ServerMetadata {
+  /** The issuer identifier, exactly as the document gives it (RFC 8414 §3.3; RFC 9207 compares `iss` to it). */
+  issuer: string;
+  authorizationEndpoint: string | undefined;
+  tokenEndpoint: string | undefined;
+  revocationEndpoint: string | undefined;
+  introspectionEndpoint: string | undefined;
+  /** `authorization_response_iss_parameter_supported`: every authorization response must carry `iss` (RFC 9207 §2.4). */
+  isIssRequired: boolean;
+  /** `code_challenge_methods_supported`, when listed. */
+  codeChallengeMethods: string[] | undefined;
+  /** `response_types_supported`, when listed. */
+  responseTypes: string[] | undefined;
+  /** The well-known document it came from. */
+  source: 'oauth-authorization-server' | 'openid-configuration';
+}
+
 /** How a token came to be: a grant type of RFC 6749 §4, or a personal access token (spec §1). */
 export type TokenOrigin = 'authorization_code' | 'client_credentials' | 'implicit' | 'personal';
 

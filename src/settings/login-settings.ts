@@ -6,6 +6,8 @@ import type { ClientOptions, SecretOptions } from './setting-options.js';
 import { parseLoopbackRedirectUri, type LoopbackRedirect } from './redirect-uri.js';
 import { chooseScope, findClientSecret, pickSetting, requireClientId } from './settings.js';
 import { resolveTarget, type Target } from './target.js';
+import { withServerMetadata } from './server-metadata-cache.js';
+import type { CachedServerMetadata } from '../store/profile.js';
 
 /** The options a browser login (one step or two) is configured by. */
 export interface LoginSettingsOptions extends ClientOptions {
@@ -29,6 +31,12 @@ export interface LoginSettings {
    * earlier (a profile it may not replace) must leave alone.
    */
   clientSecret(): Promise<string | undefined>;
+  /**
+   * The target with the server's metadata (RFC 8414) applied, and that metadata for the login to
+   * store (withServerMetadata); read when the flow reaches it, once, after the local checks: a login
+   * refused before (another server, the keyring, a bad redirect URI) sends nothing.
+   */
+  discover(): Promise<Target & { serverMetadata: CachedServerMetadata | undefined }>;
 }
 
 /** `read` once, on the first call; later calls share its answer. */
@@ -51,7 +59,8 @@ export async function resolveLoginSettings(options: LoginSettingsOptions, ctx: A
   const redirect = fixed === undefined ? undefined : parseLoopbackRedirectUri(fixed);
   const usable = credentialsFor(profile, target.endpoints.baseUrl, clientId);
   const clientSecret = once(() => findClientSecret(options, ctx, { ...target, profile: usable, clientId }));
-  return { target, clientId, scope, redirect, usable, clientSecret };
+  const discover = once(() => withServerMetadata(target, ctx));
+  return { target, clientId, scope, redirect, usable, clientSecret, discover };
 }
 
 /** What `login --complete` takes of its settings: those of the pending login it finishes. */

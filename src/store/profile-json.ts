@@ -10,6 +10,7 @@ import {
   type StoredToken,
 } from './profile.js';
 import { SECRET_FIELDS, type ProfileSecrets, type SealedSecrets, type SecretField } from './secrets.js';
+import { parseServerMetadata, serverMetadataJson } from './server-metadata-record.js';
 
 // The on-disk JSON form of a profile (snake_case keys): parsing, with sealed secrets opened or left
 // out, and serializing, with them sealed or in plain text (README "Where the config lives").
@@ -143,6 +144,7 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
     credentialStore: parseRecord(json),
     chainToRetire: splitChain(secretField(json, 'chainToRetire', where, sealing)),
     replacedTokens: decodeReplacedTokens(secretField(json, 'replacedTokens', where, sealing)),
+    serverMetadata: parseServerMetadata(json.server_metadata),
     token,
   };
 }
@@ -204,6 +206,7 @@ export function serializeProfile(
   put('last_grant', profile.token?.grant ?? profile.lastGrant);
   if (profile.chainToRetire?.length) put('chain_to_retire', secret(profile.chainToRetire.join(' ')));
   put('replaced_tokens', secret(encodeReplacedTokens(profile.replacedTokens)));
+  if (profile.serverMetadata !== undefined) out.server_metadata = serverMetadataJson(profile.serverMetadata);
   if (profile.credentialStore !== undefined) {
     put('credential_store', profile.credentialStore === 'keyring' ? 'keyring' : 'file');
     if (profile.credentialStore === 'fallback') put('credential_store_fallback', true);

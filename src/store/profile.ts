@@ -1,5 +1,5 @@
 import { MmauthError } from '../errors.js';
-import type { TokenOrigin } from '../oauth/wire.js';
+import type { ServerMetadata, TokenOrigin } from '../oauth/wire.js';
 import type { ProfileSecrets } from './secrets.js';
 
 /**
@@ -30,6 +30,13 @@ export interface StoredToken {
   verifiedAt?: string | undefined;
 }
 
+/** A server's metadata as a profile keeps it: read at `fetchedAt` (ISO 8601) from `baseUrl`; null when it has none. */
+export interface CachedServerMetadata {
+  fetchedAt: string;
+  baseUrl: string;
+  metadata: ServerMetadata | null;
+}
+
 /** A named set of settings plus at most one token. */
 export interface Profile {
   baseUrl: string | undefined;
@@ -55,6 +62,8 @@ export interface Profile {
    * (decisions 40). Secrets.
    */
   replacedTokens?: ReplacedToken[] | undefined;
+  /** The server's metadata as last read (RFC 8414), with when and for which base URL; `metadata` null: the server has none (404). */
+  serverMetadata?: CachedServerMetadata | undefined;
   /** Where its credentials are kept; the store sets it at each write. */
   credentialStore?: CredentialStoreRecord | undefined;
 }

@@ -114,7 +114,7 @@ describe('mmauth completion', () => {
     );
     expect(fish).toContain(`complete -c mmauth -n '__fish_seen_subcommand_from login' -l client-secret-file -r -F`);
     expect(fish).toContain(
-      `complete -c mmauth -n '__fish_seen_subcommand_from emulator' -l flavor -x -a 'spec doorkeeper5'`,
+      `complete -c mmauth -n '__fish_seen_subcommand_from emulator' -l flavor -x -a 'spec doorkeeper5 doorkeeper6'`,
     );
   });
 

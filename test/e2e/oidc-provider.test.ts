@@ -97,21 +97,23 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
     expect(provider.requests.filter((r) => r.url === '/oauth2/token')).toHaveLength(1);
   });
 
-  it('iss (RFC 9207): oidc-provider sends it; a callback naming another issuer is refused, the genuine one accepted', async () => {
+  it('iss (RFC 9207): the metadata of oidc-provider promises it, mmauth reads that metadata; a callback naming another issuer ends the login (iss_mismatch, exit 4), nothing exchanged', async () => {
     const { provider, login, genuine } = await signInWithoutRedirect();
     expect(genuine.searchParams.get('iss')).toBe(provider.baseUrl);
 
     const foreign = new URL(genuine);
     foreign.searchParams.set('iss', 'https://evil.example');
-    const refused = await fetch(foreign);
-    expect(refused.status).toBe(400);
-    expect(await refused.text()).toContain('iss');
-    expect(provider.requests.filter((r) => r.url === '/oauth2/token')).toHaveLength(0);
-
-    expect((await fetch(genuine)).status).toBe(200);
+    // The browser is told the sign-in failed, and why; the login ends.
+    const page = await (await fetch(foreign)).text();
+    expect(page).toContain('Sign-in failed');
+    expect(page).toContain('iss');
     const result = await login.done;
-    expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/not accepted: callback rejected: .*iss/);
+    expect(result.code).toBe(4);
+    expect(result.stderr).toMatch(
+      /error: callback rejected: "iss" names another server, expected http:\/\/127\.0\.0\.1:\d+ \(RFC 9207\)/,
+    );
+    expect(provider.requests.filter((r) => r.url === '/oauth2/token')).toHaveLength(0);
+    expect(provider.requests.some((r) => r.url.startsWith('/.well-known/'))).toBe(true);
   });
 
   it('login: a denial (Cancel on the sign-in page) exits 4 with access_denied and stores nothing', async () => {

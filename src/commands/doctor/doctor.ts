@@ -15,6 +15,7 @@ import { isSecretForClient } from '../../grant/credential-binding.js';
 import type { Profile } from '../../store/profile.js';
 import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP, type LocalOptions } from '../options.js';
 import { checkKeyring } from './doctor-keyring.js';
+import { checkServerMetadata } from './doctor-metadata.js';
 import { isVerbose, pickSetting } from '../../settings/settings.js';
 import { describeSelection, selectProfile } from '../../settings/profile-selection.js';
 import { requireProfile } from '../../settings/target.js';
@@ -94,7 +95,11 @@ export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promis
   checks.push(...base.checks);
   if (base.endpoints !== undefined) {
     const trace = isVerbose(options, ctx.env) ? (line: string) => out.debug(line) : undefined;
-    const server = { endpoints: base.endpoints, fetch: ctx.http(options.timeout * 1000, trace).fetch };
+    const fetch = ctx.http(options.timeout * 1000, trace).fetch;
+    // The server's metadata (RFC 8414), read now and compared with the profile's copy; its endpoints are the ones checked.
+    const metadata = await checkServerMetadata({ endpoints: base.endpoints, fetch }, settings?.serverMetadata);
+    checks.push(...metadata.checks);
+    const server = { endpoints: metadata.endpoints, fetch };
     const reachable = await checkTokenEndpoint(server, ctx.nowMs());
     checks.push(...reachable);
     if (reachable[0]?.status !== 'fail') {

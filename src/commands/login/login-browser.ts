@@ -42,10 +42,11 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     redirect,
     usable,
     clientSecret: readSecret,
+    discover,
   } = await resolveLoginSettings(options, ctx);
-  const { endpoints, profile, profileName } = target;
+  const { profile, profileName } = target;
   const origin = isImplicit ? 'implicit' : 'authorization_code';
-  assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
+  assertMayStore(profileName, profile, target.endpoints.baseUrl, origin, options.replace === true);
   const intent = await prepareStoring(options, target.store, profileName, out);
   // No secret from any source: a public client (RFC 8252 §8.4), PKCE and client_id alone.
   // A secret given to login is stored (sealed) whatever the flow; the implicit flow never sends it.
@@ -59,6 +60,10 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
       `No client secret given: signing in as a public client (PKCE alone). If ${clientId} is confidential, give its secret with MMAUTH_CLIENT_SECRET or --client-secret-file.`,
     );
   }
+
+  // The server's metadata (RFC 8414), read once the local checks passed: its endpoints and its issuer from here on.
+  const served = await discover();
+  const { endpoints, serverMetadata } = served;
 
   // Loaded here, not at start-up: the listener, the paste reader and the fragment check pull in
   // node:http, node:readline and node:crypto, which every other command would pay for.
@@ -96,7 +101,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     );
     ctx.secrets.remember(request.codeVerifier);
     if (options.probe)
-      await probe(target.server, request, { clientId, clientSecret: clientSecret ?? usable?.clientSecret }, out);
+      await probe(served.server, request, { clientId, clientSecret: clientSecret ?? usable?.clientSecret }, out);
     await offerAuthorizationUrl(options, ctx, out, request, endpoints.baseUrl, listener, isPasteBack);
     const deadlineMs = ctx.nowMs() + options.wait * 1000;
     const terminalPaste = isTerminalPaste ? readPastedLinesOnTerminal(ctx.stdin, ctx.stderr) : undefined;
@@ -126,7 +131,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     const judge: ResponseJudge = isImplicit
       ? async (url) =>
           implicit.parseImplicitAuthorizationResponse(endpoints, implicit.implicitParameters(url), request.state)
-      : codeFlowJudge(target.server, { clientId, clientSecret }, request, askSecret);
+      : codeFlowJudge(served.server, { clientId, clientSecret }, request, askSecret);
     const onRefused = (reason: string) =>
       report(() => out.warn(`not accepted: ${reason}; still waiting for the redirect`));
     const responses = waitForAuthorizationResponses({
@@ -174,6 +179,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
         clientSecret: givenSecret ?? askedSecret ?? credentialsFor(current, endpoints.baseUrl, clientId)?.clientSecret,
         scope,
         redirectUri: redirect?.uri,
+        serverMetadata: serverMetadata ?? current.serverMetadata,
         token,
         replacedTokens: keptReplacedTokens(current, { baseUrl: endpoints.baseUrl, clientId, token }, nowMs),
       }),

@@ -58,9 +58,13 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
     redirect,
     usable,
     clientSecret: readSecret,
+    discover,
   } = await resolveLoginSettings(options, ctx);
-  const { endpoints, profileName } = target;
+  const { profileName } = target;
   const intent = await prepareStoring(options, target.store, profileName, out);
+  // The server's metadata (RFC 8414), read once the local checks passed.
+  const served = await discover();
+  const { endpoints, serverMetadata } = served;
   const redirectUri = redirect?.uri ?? `http://127.0.0.1:${await freeLoopbackPort()}/callback`;
   const responseType = options.implicit === true ? 'token' : 'code';
   const request = await createAuthorizationRequest(
@@ -70,7 +74,7 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
   );
   ctx.secrets.remember(request.codeVerifier);
   const secret = await readSecret();
-  if (options.probe) await probe(target.server, request, { clientId, clientSecret: secret }, out);
+  if (options.probe) await probe(served.server, request, { clientId, clientSecret: secret }, out);
   // A secret given now (not the stored one) goes with the pending login, sealed like its verifier.
   const givenSecret = secret !== undefined && secret !== usable?.clientSecret ? secret : undefined;
   const expiresAt = new Date(ctx.nowMs() + PENDING_TTL_MS).toISOString();
@@ -90,6 +94,7 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
     (current) => ({
       ...current,
       baseUrl: current.baseUrl ?? endpoints.baseUrl,
+      serverMetadata: serverMetadata ?? current.serverMetadata,
       pendingLogin: pending,
     }),
     intent,

@@ -25,6 +25,7 @@ function approve(
   state: EmulatorState,
   request: AuthorizationRequest,
   ownerId: number,
+  iss: string | undefined,
   session?: BrowserSession,
 ): void {
   if (request.responseType === 'token') {
@@ -35,13 +36,14 @@ function approve(
       token_type: 'Bearer',
       expires_in: expiresIn === undefined ? undefined : String(expiresIn),
       state: request.state,
+      iss,
     };
     sendRedirect(res, redirectTo(request.redirectUri, params, true), session);
     return;
   }
   const { client, redirectUri, scopes, challenge } = request;
   const code = state.issueCode({ client, ownerId, redirectUri, scopes, challenge });
-  sendRedirect(res, redirectTo(redirectUri, { code: code.code, state: request.state }, false), session);
+  sendRedirect(res, redirectTo(redirectUri, { code: code.code, state: request.state, iss }, false), session);
 }
 
 function sendRequestError(
@@ -57,7 +59,7 @@ function sendRequestError(
  * `GET /oauth2/authorize` (RFC 6749 §4.1.1; spec §4.1): an invalid request gets Doorkeeper's HTML
  * error page (never a redirect); else the sign-in page, the consent page, or with auto-approve the redirect.
  */
-export const authorizeGet: EndpointHandler = ({ req, res, url }, { state, autoApprove }) => {
+export const authorizeGet: EndpointHandler = ({ req, res, url }, { state, autoApprove, issuer }) => {
   const checked = checkAuthorizationRequest(url.searchParams, state);
   if (!checked.isValid) {
     sendRequestError(res, checked.error, checked.description);
@@ -65,7 +67,7 @@ export const authorizeGet: EndpointHandler = ({ req, res, url }, { state, autoAp
   }
   const firstUser = state.users.values().next().value;
   if (autoApprove && firstUser !== undefined) {
-    approve(res, state, checked.value, firstUser.id);
+    approve(res, state, checked.value, firstUser.id, issuer);
     return;
   }
   const session = state.session(readCookie(req, SESSION_COOKIE));
@@ -108,7 +110,7 @@ export const signIn: EndpointHandler = ({ req, res, form }, { state }) => {
 };
 
 /** `POST /oauth2/authorize`: the consent form's Authorize (approve) or Deny (`_method=delete`). */
-export const authorizePost: EndpointHandler = ({ req, res, form }, { state }) => {
+export const authorizePost: EndpointHandler = ({ req, res, form }, { state, issuer }) => {
   const session = state.session(readCookie(req, SESSION_COOKIE));
   const csrf = form.get('authenticity_token') ?? '';
   if (session.userId === undefined || !session.csrfTokens.delete(csrf)) {
@@ -126,9 +128,15 @@ export const authorizePost: EndpointHandler = ({ req, res, form }, { state }) =>
   }
   const request = checked.value;
   if (form.get('_method')?.toLowerCase() === 'delete') {
-    const params = { error: 'access_denied', error_description: DESCRIPTIONS.access_denied, state: request.state };
+    // RFC 9207 §2: `iss` goes with error responses too.
+    const params = {
+      error: 'access_denied',
+      error_description: DESCRIPTIONS.access_denied,
+      state: request.state,
+      iss: issuer,
+    };
     sendRedirect(res, redirectTo(request.redirectUri, params, request.responseType === 'token'), session);
   } else {
-    approve(res, state, request, session.userId, session);
+    approve(res, state, request, session.userId, issuer, session);
   }
 };

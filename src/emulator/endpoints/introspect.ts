@@ -1,6 +1,6 @@
 import { authenticateClient } from '../client-authentication.js';
 import { sendJson, sendNotFound, sendOAuthError } from '../responses.js';
-import type { EndpointHandler } from './context.js';
+import { isDoorkeeper, type EndpointHandler } from './context.js';
 
 /**
  * `POST /oauth2/introspect` (RFC 7662 §2), served in the `doorkeeper5` flavor as Doorkeeper 5.5 does
@@ -11,7 +11,7 @@ import type { EndpointHandler } from './context.js';
  * it retires nothing (server-behaviour.md, Refresh tokens 3).
  */
 export const introspectEndpoint: EndpointHandler = ({ req, res, form }, { state, flavor }) => {
-  if (flavor !== 'doorkeeper5') {
+  if (!isDoorkeeper(flavor)) {
     sendNotFound(res);
     return;
   }

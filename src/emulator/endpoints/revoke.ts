@@ -1,7 +1,7 @@
 import { authenticateClient } from '../client-authentication.js';
 import { sendJson, sendOAuthError } from '../responses.js';
 import type { EmulatorClient, EmulatorState } from '../state.js';
-import type { EndpointHandler } from './context.js';
+import { isDoorkeeper, type EndpointHandler } from './context.js';
 
 /** The grant a revoked `token` names: an access token or a refresh token, its client and its access expiry. */
 interface NamedGrant {
@@ -33,12 +33,12 @@ export const revokeEndpoint: EndpointHandler = ({ req, res, form }, { state, fla
   const isOwner = grant !== undefined && client !== undefined && grant.client === client;
   if (isAuthenticated && isOwner) {
     const isExpired = grant.accessExpiresAtMs !== undefined && grant.accessExpiresAtMs <= state.nowMs();
-    if (!(flavor === 'doorkeeper5' && isExpired)) {
+    if (!(isDoorkeeper(flavor) && isExpired)) {
       state.revokeToken(grant.accessToken);
       state.refreshTokens.revoke(form.get('token') ?? '');
     }
   } else if (
-    flavor === 'doorkeeper5' &&
+    isDoorkeeper(flavor) &&
     (!isAuthenticated || (grant !== undefined && !isOwner && grant.client.clientSecret !== undefined))
   ) {
     sendOAuthError(res, 403, 'unauthorized_client');

@@ -1,7 +1,7 @@
 import type { TokenInfoDoorkeeper5Wire, TokenInfoSpecWire } from '../../oauth/wire.js';
 import { bearerRecord } from '../bearer.js';
 import { sendJson, sendOAuthError } from '../responses.js';
-import type { EndpointHandler } from './context.js';
+import { isDoorkeeper, type EndpointHandler } from './context.js';
 
 /**
  * `GET /oauth2/token/info` (spec §4.3): the spec's record, or Doorkeeper 5's in that flavor
@@ -15,7 +15,7 @@ export const tokenInfoEndpoint: EndpointHandler = ({ req, res }, { state, flavor
   }
   const remainingS =
     record.expiresAtMs === undefined ? null : Math.max(0, Math.round((record.expiresAtMs - state.nowMs()) / 1000));
-  if (flavor === 'doorkeeper5') {
+  if (isDoorkeeper(flavor)) {
     const body: TokenInfoDoorkeeper5Wire = {
       resource_owner_id: record.ownerId,
       scope: record.scopes,

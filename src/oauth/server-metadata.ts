@@ -1,0 +1,96 @@
+import { MmauthError } from '../errors.js';
+import type { Endpoints } from './endpoints.js';
+import type { ServerMetadata } from './wire.js';
+
+export type { ServerMetadata };
+import { loadOAuth, requestOptions, type ServerConfiguration } from './server-configuration.js';
+import type * as oauth from 'oauth4webapi';
+
+/** Statuses that say "no such document": a server that predates RFC 8414. */
+const ABSENT_STATUSES = new Set([404, 410]);
+
+/** `value` as a list of strings, or undefined when it is not one. */
+function stringList(value: unknown): string[] | undefined {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string') ? value : undefined;
+}
+
+/**
+ * An endpoint of the document, checked: absent is undefined; present, it must be on the base URL's
+ * origin (credentials go only there: decisions 5), else `malformed_response`.
+ */
+function endpointOf(json: Record<string, unknown>, name: string, origin: string): string | undefined {
+  const value = json[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !URL.canParse(value) || new URL(value).origin !== origin) {
+    throw new MmauthError(
+      'malformed_response',
+      `the server's metadata names a ${name.replace(/_/g, ' ')} off ${origin}: mmauth sends credentials only to the base URL's origin`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Reads the authorization server metadata of the server at `server.endpoints.baseUrl`: first
+ * `/.well-known/oauth-authorization-server` inserted before the base URL's path (RFC 8414 §3),
+ * then `{base}/.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4), each validated
+ * by oauth4webapi (a 200 JSON object whose `issuer` is the base URL: RFC 8414 §3.3). Returns null
+ * when both answer 404 or 410: a server that predates metadata, for which nothing changes. Throws
+ * `malformed_response` (an issuer that is not the base URL, an endpoint off its origin, not JSON),
+ * `unexpected_status`, and network errors.
+ */
+export async function fetchServerMetadata(server: ServerConfiguration): Promise<ServerMetadata | null> {
+  const lib = await loadOAuth();
+  const issuer = new URL(server.endpoints.baseUrl);
+  // The same transport and loopback allowance as every other request (requestOptions), for a GET.
+  const options = requestOptions(lib, server) as unknown as oauth.DiscoveryRequestOptions;
+  for (const algorithm of ['oauth2', 'oidc'] as const) {
+    const response = await lib.discoveryRequest(issuer, { ...options, algorithm });
+    if (ABSENT_STATUSES.has(response.status)) continue;
+    if (response.status !== 200) {
+      throw new MmauthError('unexpected_status', `the server's metadata answered HTTP ${response.status}`, {
+        status: response.status,
+      });
+    }
+    let json: Record<string, unknown>;
+    try {
+      json = (await lib.processDiscoveryResponse(issuer, response)) as Record<string, unknown>;
+    } catch (error) {
+      const why = error instanceof Error ? error.message.replace(/^"response" /, '') : String(error);
+      throw new MmauthError('malformed_response', `the server's metadata was refused: ${why}`, { cause: error });
+    }
+    const origin = issuer.origin;
+    return {
+      issuer: String(json.issuer),
+      authorizationEndpoint: endpointOf(json, 'authorization_endpoint', origin),
+      tokenEndpoint: endpointOf(json, 'token_endpoint', origin),
+      revocationEndpoint: endpointOf(json, 'revocation_endpoint', origin),
+      introspectionEndpoint: endpointOf(json, 'introspection_endpoint', origin),
+      isIssRequired: json.authorization_response_iss_parameter_supported === true,
+      codeChallengeMethods: stringList(json.code_challenge_methods_supported),
+      responseTypes: stringList(json.response_types_supported),
+      source: algorithm === 'oauth2' ? 'oauth-authorization-server' : 'openid-configuration',
+    };
+  }
+  return null;
+}
+
+/**
+ * `endpoints` as the server's metadata names them (RFC 8414 §2): its authorization, token,
+ * revocation and introspection endpoints where it lists them, its issuer, and whether `iss` is
+ * required. Token info stays `{base}/oauth2/token/info` (Doorkeeper's own, in no metadata).
+ * Without metadata, `endpoints` as they are.
+ */
+export function withMetadata(endpoints: Endpoints, metadata: ServerMetadata | null | undefined): Endpoints {
+  if (metadata === null || metadata === undefined) return endpoints;
+  const pick = (given: string | undefined, fallback: URL) => (given === undefined ? fallback : new URL(given));
+  return {
+    ...endpoints,
+    authorize: pick(metadata.authorizationEndpoint, endpoints.authorize),
+    token: pick(metadata.tokenEndpoint, endpoints.token),
+    revoke: pick(metadata.revocationEndpoint, endpoints.revoke),
+    introspect: pick(metadata.introspectionEndpoint, endpoints.introspect),
+    issuer: metadata.issuer,
+    isIssRequired: metadata.isIssRequired,
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * Server metadata and the issuer check (issue 34 item 1): RFC 8414 metadata read, stored and shown
+ * by doctor; RFC 9207 §2.4's `iss` required of a server whose metadata promises it. The emulator in
+ * its `doorkeeper6` flavor behind a rewriting proxy that strips or changes `iss` in the
+ * authorization response; the `doorkeeper5` flavor (no metadata) as before.
+ */
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
+import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
+
+type Json = Record<string, any>;
+
+/** What the rewriting proxy does to the `iss` of an authorization response's redirect. */
+type IssRewrite = 'keep' | 'strip' | { replaceWith: string };
+
+/**
+ * A reverse proxy on 127.0.0.1 in front of `target` that rewrites the `iss` of the redirect the
+ * authorization endpoint answers with (a man in the middle, or a mix-up); everything else passes.
+ */
+async function startIssRewriter(rewrite: () => IssRewrite) {
+  let target = '';
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const upstream = new URL(target);
+    const forward = request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: upstream.host },
+      },
+      (answer) => {
+        const headers = { ...answer.headers };
+        const mode = rewrite();
+        if (typeof headers.location === 'string' && req.url?.startsWith('/oauth2/authorize') && mode !== 'keep') {
+          const location = new URL(headers.location);
+          if (mode === 'strip') location.searchParams.delete('iss');
+          else location.searchParams.set('iss', mode.replaceWith);
+          headers.location = location.href;
+        }
+        res.writeHead(answer.statusCode ?? 502, headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    setTarget: (url: string) => (target = url),
+  };
+}
+
+/** A doorkeeper6 emulator reached through the rewriting proxy (its issuer: the proxy's address, as the client sees it). */
+async function doorkeeper6(rewrite: IssRewrite) {
+  let mode: IssRewrite = 'keep';
+  const proxy = await startIssRewriter(() => mode);
+  const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper6', issuer: proxy.baseUrl });
+  proxy.setTarget(emulator.baseUrl);
+  const configDir = makeConfigDir();
+  const env = {
+    ...emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' }),
+    MMAUTH_BASE_URL: proxy.baseUrl,
+  };
+  mode = rewrite;
+  return { emulator, proxy, configDir, env };
+}
+
+describe('server metadata (RFC 8414) and iss (RFC 9207)', () => {
+  it('doorkeeper6: the login reads the metadata and stores it; doctor shows it; the token endpoint it names is used', async () => {
+    const { proxy, configDir, env } = await doorkeeper6('keep');
+    const login = await runCli(['login'], { env });
+    expect(login.code, login.stderr).toBe(0);
+    const stored = (readConfig(configDir) as Json).profiles.default.server_metadata;
+    expect(stored.base_url).toBe(proxy.baseUrl);
+    expect(stored.document).toMatchObject({
+      issuer: proxy.baseUrl,
+      token_endpoint: `${proxy.baseUrl}/oauth2/token`,
+      authorization_response_iss_parameter_supported: true,
+      source: 'oauth-authorization-server',
+    });
+    const doctor = await runCli(['doctor', '--json'], { env });
+    const checks = (JSON.parse(doctor.stdout) as Json).checks as Json[];
+    const metadata = checks.find((check) => check.name === 'server metadata');
+    expect(metadata?.status).toBe('ok');
+    expect(metadata?.detail).toContain(`issuer ${proxy.baseUrl}`);
+    expect(metadata?.detail).toContain('every authorization response must carry iss (RFC 9207)');
+    // Doorkeeper 6 still offers the implicit flow: RFC 9700's warning.
+    expect(checks.find((check) => check.name === 'implicit flow')?.status).toBe('warn');
+  });
+
+  it('doorkeeper6: an authorization response stripped of iss is refused: exit 4, iss_missing, nothing stored', async () => {
+    const { emulator, configDir, env } = await doorkeeper6('strip');
+    const login = await runCli(['login', '--json'], { env });
+    expect(login.code).toBe(4);
+    expect((JSON.parse(login.stdout) as Json).error.code).toBe('iss_missing');
+    expect(emulator.requests.filter((r) => r.url === '/oauth2/token')).toHaveLength(0);
+    expect(readConfigText(configDir) ?? '').not.toContain('access_token');
+  });
+
+  it('doorkeeper6: an authorization response naming another issuer is refused: exit 4, iss_mismatch', async () => {
+    const { emulator, env } = await doorkeeper6({ replaceWith: 'https://as.evil.example' });
+    const login = await runCli(['login', '--json'], { env });
+    expect(login.code).toBe(4);
+    expect((JSON.parse(login.stdout) as Json).error.code).toBe('iss_mismatch');
+    expect(emulator.requests.filter((r) => r.url === '/oauth2/token')).toHaveLength(0);
+  });
+
+  it('doorkeeper5 (no metadata): the login as before; the profile records that there is none; doctor says so', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5' });
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' });
+    const login = await runCli(['login'], { env });
+    expect(login.code, login.stderr).toBe(0);
+    expect(login.stderr).not.toMatch(/metadata/);
+    const paths = emulator.requests.map((r) => `${r.method} ${r.url.split('?')[0]}`);
+    expect(paths.filter((path) => path.includes('/.well-known/'))).toEqual([
+      'GET /.well-known/oauth-authorization-server',
+      'GET /.well-known/openid-configuration',
+    ]);
+    expect((readConfig(configDir) as Json).profiles.default.server_metadata.document).toBeNull();
+    const doctor = await runCli(['doctor', '--json'], { env });
+    const metadata = ((JSON.parse(doctor.stdout) as Json).checks as Json[]).find((c) => c.name === 'server metadata');
+    expect(metadata).toMatchObject({ status: 'ok', detail: expect.stringContaining('none (404') });
+    // A second login within a day asks for no metadata again.
+    const again = emulator.requests.length;
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    expect(emulator.requests.slice(again).filter((r) => r.url.startsWith('/.well-known/'))).toEqual([]);
+  });
+});
