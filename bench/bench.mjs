@@ -523,6 +523,24 @@ async function main() {
       results.push(await comparePair('apiVsHeaderCurl', api, recipe));
     }
 
+    // The helper contract (issue 34): `token --verify` within its minute asks nothing (a date read
+    // from the profile), and `--deadline` on a fresh token costs nothing over `token`.
+    execFileSync(process.execPath, [BIN, 'token', '--verify'], { env: serverEnv, stdio: 'ignore' });
+    results.push(
+      await comparePair(
+        'tokenVerifyVsToken',
+        mmauth('mmauth token --verify (checked this minute)', ['token', '--verify']),
+        mmauth('mmauth token', ['token']),
+      ),
+    );
+    results.push(
+      await comparePair(
+        'tokenDeadlineVsToken',
+        mmauth('mmauth token --deadline 5', ['token', '--deadline', '5']),
+        mmauth('mmauth token', ['token']),
+      ),
+    );
+
     // exec: its overhead over `token` (the child does nothing), and its token endpoint under load.
     const exec = { ...mmauth('mmauth exec -- true', ['exec', '--', 'true']), isSilent: true };
     results.push(await comparePair('execVsToken', exec, mmauth('mmauth token', ['token'])));
