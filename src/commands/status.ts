@@ -18,6 +18,9 @@ const RENEWAL_WORDS: Record<RenewalKind, string> = {
 };
 import { describeSelection, selectProfile } from '../settings/profile-selection.js';
 import { requireProfile } from '../settings/target.js';
+import { serverMetadataJson, type ProfileStatusJson } from './status-json.js';
+
+export type { ProfileStatusJson };
 
 /** Options of `mmauth status`. */
 export interface StatusOptions extends LocalOptions {
@@ -44,30 +47,6 @@ Examples:
   $ mmauth status --check`,
     )
     .action(async (options) => runStatus(options, ctx));
-}
-
-/** One profile as `status --json` prints it (README "JSON output"). */
-export interface ProfileStatusJson {
-  name: string;
-  selected: boolean;
-  base_url: string | null;
-  client_id: string | null;
-  grant: string | null;
-  scope: string | null;
-  state: TokenState;
-  expires_in: number | null;
-  expires_at: string | null;
-  has_client_secret: boolean;
-  /** What token info said with --check; null when not checked. */
-  check: TokenCheck;
-  /** Whether its sealed credentials are stored but their key is not in the keyring (issue 25 item 11). */
-  credentials_lost: boolean;
-  /** Whether a refresh token is stored (never the token itself). */
-  has_refresh_token: boolean;
-  /** How the token renews. */
-  renewal: RenewalKind;
-  /** Where its credentials are: `keyring` (sealed in the file, the key in the OS keyring) or `file` (plain text). */
-  credential_store: 'keyring' | 'file';
 }
 
 function describeState(state: TokenState, profile: ListedProfile, nowMs: number, check: TokenCheck): string {
@@ -161,6 +140,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
           has_refresh_token: profile.token?.hasRefreshToken === true,
           renewal: renewalOf(profile, ctx.env),
           credential_store: profile.credentialsIn,
+          server_metadata: serverMetadataJson(profile.serverMetadata),
         };
       }),
     });
@@ -195,6 +175,12 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
           : 'in the file, plain text',
     );
     out.field('renews with', RENEWAL_WORDS[renewalOf(profile, ctx.env)]);
+    const metadata = serverMetadataJson(profile.serverMetadata);
+    if (metadata !== null)
+      out.field(
+        'endpoints',
+        `token ${metadata.token_endpoint ?? '(default)'}, authorize ${metadata.authorization_endpoint ?? '(default)'} (RFC 8414 metadata of ${metadata.issuer}${metadata.iss_required ? '; iss required' : ''})`,
+      );
     if (lost !== undefined) out.field('to fix', `run \`${nextStep(profile.lastGrant, name)}\` to store them again`);
   }
   const current = rows.find((row) => row.name === selected);

@@ -74,7 +74,7 @@ async function doorkeeper6(rewrite: IssRewrite) {
 }
 
 describe('server metadata (RFC 8414) and iss (RFC 9207)', () => {
-  it('doorkeeper6: the login reads the metadata and stores it; doctor shows it; the token endpoint it names is used', async () => {
+  it('doorkeeper6: the login reads the metadata and stores it; status and doctor show it', async () => {
     const { proxy, configDir, env } = await doorkeeper6('keep');
     const login = await runCli(['login'], { env });
     expect(login.code, login.stderr).toBe(0);
@@ -85,6 +85,13 @@ describe('server metadata (RFC 8414) and iss (RFC 9207)', () => {
       token_endpoint: `${proxy.baseUrl}/oauth2/token`,
       authorization_response_iss_parameter_supported: true,
       source: 'oauth-authorization-server',
+    });
+    // status shows the endpoints the metadata names, from the profile (no request).
+    const status = JSON.parse((await runCli(['status', '--json'], { env })).stdout) as Json;
+    expect(status.profiles[0].server_metadata).toMatchObject({
+      issuer: proxy.baseUrl,
+      token_endpoint: `${proxy.baseUrl}/oauth2/token`,
+      iss_required: true,
     });
     const doctor = await runCli(['doctor', '--json'], { env });
     const checks = (JSON.parse(doctor.stdout) as Json).checks as Json[];
