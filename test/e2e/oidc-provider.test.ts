@@ -53,7 +53,7 @@ function envFor(provider: TestProvider, configDir: string, extra: Record<string,
 }
 
 describe('interop with oidc-provider (OpenID Certified)', () => {
-  it('login: authorization code flow with PKCE S256 and state; the token is active', async () => {
+  it("login: authorization code flow with PKCE S256, state and iss from the server's metadata; the token is active", async () => {
     const provider = await startTestProvider();
     const configDir = makeConfigDir();
     const result = await runCli(['login', '--json'], {
@@ -78,6 +78,14 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
         .digest('base64url'),
     ).toBe(query.get('code_challenge'));
     expect(exchange.get('redirect_uri')).toBe(query.get('redirect_uri'));
+    // Its metadata (OpenID Connect Discovery; RFC 8414's path answers 404 here) was read and kept, iss
+    // promised: the login above passed RFC 9207's check with the iss oidc-provider sent.
+    const metadata = (readConfig(configDir) as { profiles: Record<string, any> }).profiles.default.server_metadata;
+    expect(metadata.document).toMatchObject({
+      issuer: provider.baseUrl,
+      source: 'openid-configuration',
+      authorization_response_iss_parameter_supported: true,
+    });
   });
 
   it('state is checked: a callback carrying a genuine code but another state is refused and its code never exchanged', async () => {

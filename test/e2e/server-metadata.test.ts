@@ -141,4 +141,34 @@ describe('server metadata (RFC 8414) and iss (RFC 9207)', () => {
     expect((await runCli(['login'], { env })).code).toBe(0);
     expect(emulator.requests.slice(again).filter((r) => r.url.startsWith('/.well-known/'))).toEqual([]);
   });
+
+  it("doctor warns on metadata without S256; a login refuses metadata naming an endpoint off the base URL's origin", async () => {
+    let document: Json = {};
+    const server = createServer((req, res) => {
+      if (req.url === '/.well-known/oauth-authorization-server') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(document));
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const env = { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_BASE_URL: baseUrl, MMAUTH_CLIENT_ID: 'c' };
+    document = {
+      issuer: baseUrl,
+      token_endpoint: `${baseUrl}/oauth2/token`,
+      code_challenge_methods_supported: ['plain'],
+    };
+    const doctor = JSON.parse((await runCli(['doctor', '--json'], { env })).stdout) as Json;
+    const pkce = (doctor.checks as Json[]).find((check) => check.name === 'PKCE');
+    expect(pkce).toMatchObject({ status: 'warn', detail: expect.stringContaining('without S256') });
+    document = { issuer: baseUrl, token_endpoint: 'https://elsewhere.example/oauth2/token' };
+    const login = await runCli(['login', '--no-browser', '--wait', '1', '--json'], { env });
+    expect(login.stderr).toContain("could not read the server's metadata");
+    expect(login.stderr).toContain("mmauth sends credentials only to the base URL's origin");
+  });
 });
