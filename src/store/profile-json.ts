@@ -11,11 +11,7 @@ import {
 } from './profile.js';
 import { SECRET_FIELDS, type ProfileSecrets, type SealedSecrets, type SecretField } from './secrets.js';
 import { parseServerMetadata, serverMetadataJson } from './server-metadata-record.js';
-
-// The on-disk JSON form of a profile (snake_case keys): parsing, with sealed secrets opened or left
-// out, and serializing, with them sealed or in plain text (README "Where the config lives").
-
-export { ProfileFormatError };
+// A profile's on-disk JSON (snake_case): parsed, sealed secrets opened or left out; serialized, sealed or plain.
 
 function optionalString(record: Record<string, unknown>, key: string, where: string): string | undefined {
   const value = record[key];

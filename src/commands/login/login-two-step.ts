@@ -10,11 +10,10 @@ import { lookUpResourceOwner } from '../../oauth/token-info.js';
 import type { PendingLogin, Profile } from '../../store/profile.js';
 import { formatInstant } from '../../ui/format.js';
 import { reportToken } from '../../ui/token-report.js';
-import { IMPLICIT_DEPRECATED } from './login-options.js';
 import { completionUrl } from './login-exchange.js';
 import { keptReplacedTokens } from '../../grant/replaced-tokens.js';
 import { endReplacedGrant } from './replaced-grant.js';
-import type { LoginOptions } from './login-options.js';
+import { IMPLICIT_DEPRECATED, type LoginOptions } from './login-options.js';
 import { probe } from './login-offer.js';
 import { assertMayStore, credentialsFor } from '../../grant/credential-binding.js';
 import { profileFlag } from '../../settings/next-step.js';
@@ -62,8 +61,7 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
   } = await resolveLoginSettings(options, ctx);
   const { profileName } = target;
   const intent = await prepareStoring(options, target.store, profileName, out);
-  // The server's metadata (RFC 8414), read once the local checks passed.
-  const served = await discover();
+  const served = await discover(); // the server's metadata (RFC 8414), once the local checks passed
   const { endpoints, serverMetadata } = served;
   const redirectUri = redirect?.uri ?? `http://127.0.0.1:${await freeLoopbackPort()}/callback`;
   const responseType = options.implicit === true ? 'token' : 'code';
@@ -178,10 +176,8 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
   const isImplicit = pending.responseType === 'token';
   const origin = isImplicit ? 'implicit' : 'authorization_code';
   assertMayStore(profileName, profile, endpoints.baseUrl, origin, options.replace === true);
-  // A stored secret goes only with the client id it was stored for (attacks N20): the pending login's.
-  const { clientSecret: readSecret } = resolveCompletionSettings(options, ctx, target, pending);
   // A secret given to login is stored (sealed) whatever the flow; the implicit flow never sends it.
-  const givenSecret = await readSecret();
+  const givenSecret = await resolveCompletionSettings(options, ctx, target, pending).clientSecret();
   let clientSecret = isImplicit ? undefined : givenSecret;
   let response: TokenResponse;
   if (isImplicit) {
