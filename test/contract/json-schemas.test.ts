@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SCHEMA_DIR, schemaValidators } from '../support/json-documents.js';
+import { checkUnnamedDocument, SCHEMA_DIR, schemaValidators } from '../support/json-documents.js';
 
 const RELEASED_DIR = resolve(import.meta.dirname, 'released-schemas');
 
@@ -100,6 +100,17 @@ describe('the --json schemas (schemas/)', () => {
       expect(breakingChanges(readSchema(join(RELEASED_DIR, String(version), name)), current)).toEqual([]);
     },
   );
+
+  it('an in-process document is checked against every schema: one that none accepts is a problem', () => {
+    expect(checkUnnamedDocument('{"foo": 1}')).toHaveLength(1);
+    expect(checkUnnamedDocument('{"schema_version": 1, "url": "http://127.0.0.1:1"}')).toEqual([]);
+    expect(
+      checkUnnamedDocument(
+        '{"schema_version": 1, "error": {"code": "nope", "message": "", "hint": null, "exit_code": 1}}',
+      ),
+    ).toHaveLength(1);
+    expect(checkUnnamedDocument('a bare token')).toEqual([]);
+  });
 
   it('the contract check fails on a removed field, a changed type, a dropped enum value, an optional field made of a required one', () => {
     const was: Schema = {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { onTestFinished } from 'vitest';
+import { checkUnnamedDocument } from './json-documents.js';
 import { credentialStoreSetting, readStdinText, rememberingStore, type AppContext } from '../../src/context.js';
 import { MmauthError } from '../../src/errors.js';
 import { createHttpClient } from '../../src/http/http-client.js';
@@ -133,6 +134,11 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
   const env: NodeJS.ProcessEnv = { MMAUTH_CONFIG_DIR: configDir, ...options.env };
   let nowMs = options.nowMs ?? Date.parse('2026-11-23T12:00:00Z');
   const stdout = bufferedWriter();
+  // Every --json document an in-process run prints answers to a schema of schemas/ (issue 34).
+  onTestFinished(() => {
+    const problems = checkUnnamedDocument(stdout.text());
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+  });
   const stderr = bufferedWriter();
   const stdin = new PassThrough();
   stdin.end(options.stdin ?? '');

@@ -74,3 +74,23 @@ export function checkJsonDocuments(args: readonly string[], stdout: string): str
   }
   return problems;
 }
+
+/**
+ * What is wrong with a document whose command is not known (an in-process run through the test
+ * context): [] when some schema of schemas/ accepts it, else one line saying none does.
+ */
+export function checkUnnamedDocument(stdout: string): string[] {
+  const text = stdout.trim();
+  if (!text.startsWith('{') && !text.startsWith('[')) return [];
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const kind = documentKind([], document);
+  const candidates = kind === undefined ? [...schemaValidators().values()] : [schemaValidators().get(kind)];
+  return candidates.some((validate) => validate?.(document) === true)
+    ? []
+    : [`an in-process --json document that no schema of schemas/ accepts: ${text.slice(0, 200)}`];
+}
