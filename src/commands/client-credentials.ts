@@ -3,9 +3,7 @@ import type { AppContext } from '../context.js';
 import { requestClientCredentialsToken } from '../oauth/client-credentials.js';
 import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import { reportToken } from '../ui/token-report.js';
-import type { Profile } from '../store/profile.js';
-import { keptReplacedTokens } from '../grant/replaced-tokens.js';
-import { endReplacedGrant, type ReplacedJson } from './login/replaced-grant.js';
+import { endReplacedGrant, storeNewGrant, type ReplacedJson } from './login/replaced-grant.js';
 import { prepareStoring, type StorageOptions } from './login/credential-storage.js';
 import { withClientOptions, withCommonOptions, withStorageOption, type ClientOptions } from './options.js';
 import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
@@ -65,18 +63,12 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
   const token = toStoredToken(response, 'client_credentials', nowMs, scope);
   let replaced: ReplacedJson = null;
   if (options.save) {
-    let former: Profile | undefined;
-    await target.store.update(
+    const former = await storeNewGrant(
+      target.store,
       profileName,
-      (current) => ({
-        ...(former = current),
-        baseUrl: endpoints.baseUrl,
-        clientId,
-        clientSecret,
-        scope,
-        token,
-        replacedTokens: keptReplacedTokens(current, { baseUrl: endpoints.baseUrl, clientId, token }, nowMs),
-      }),
+      token,
+      () => ({ baseUrl: endpoints.baseUrl, clientId, clientSecret, scope }),
+      nowMs,
       intent,
     );
     replaced = await endReplacedGrant(

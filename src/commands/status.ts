@@ -20,8 +20,6 @@ import { describeSelection, selectProfile } from '../settings/profile-selection.
 import { requireProfile } from '../settings/target.js';
 import { serverMetadataJson, type ProfileStatusJson } from './status-json.js';
 
-export type { ProfileStatusJson };
-
 /** Options of `mmauth status`. */
 export interface StatusOptions extends LocalOptions {
   /** Ask token info about each stored token. */

@@ -1,7 +1,6 @@
 import type { AppContext } from '../context.js';
 import { hasErrorCode, MmauthError } from '../errors.js';
-import { resolveEndpoints } from '../oauth/endpoints.js';
-import { withMetadata } from '../oauth/server-metadata.js';
+import { endpointsFor } from '../oauth/server-metadata.js';
 import type { TokenResponse } from '../oauth/parse.js';
 import type { ServerConfiguration } from '../oauth/server-configuration.js';
 import { LOCK_HOLD_MAX_MS } from '../store/config-lock.js';
@@ -80,11 +79,8 @@ export const HAND_OVER_MS = 150;
 /** The transport of a renewal: the profile's endpoints, requests bounded below the lock's hold. */
 function renewalServer(profile: Profile, baseUrl: string, target: RenewalTarget, ctx: AppContext): ServerConfiguration {
   const timeoutMs = Math.min(target.timeoutSeconds * 1000, LOCK_HOLD_MAX_MS);
-  const cached = profile.serverMetadata;
-  const base = resolveEndpoints(baseUrl);
   // The token endpoint the server's metadata names (RFC 8414), as the profile last read it.
-  const endpoints = cached?.baseUrl === base.baseUrl ? withMetadata(base, cached.metadata) : base;
-  return { endpoints, fetch: ctx.http(timeoutMs, target.trace).fetch };
+  return { endpoints: endpointsFor(baseUrl, profile.serverMetadata), fetch: ctx.http(timeoutMs, target.trace).fetch };
 }
 
 /** The answer to the renewal request: a refresh, or a new client credentials grant. */

@@ -12,9 +12,6 @@ import { listenOnLoopback } from '../util/listen.js';
 import { readCappedBody } from '../util/read-capped-body.js';
 import { admitOwnUserOnly } from './peer-check.js';
 
-/** Where the proxy gets the token it adds (RequestTokens: the current one, a new one after a refusal). */
-export type ProxyTokens = RequestTokens;
-
 /** What one forwarded request was, for `--verbose`: never a token. */
 export interface ProxiedRequest {
   method: string;
@@ -30,7 +27,8 @@ export interface ApiProxyOptions {
   upstream: URL;
   /** Port on 127.0.0.1; 0 for a free one. */
   port: number;
-  tokens: ProxyTokens;
+  /** Where the proxy gets the token it adds: the current one, a new one after a refusal. */
+  tokens: RequestTokens;
   /** Methods a program may use (upper case); undefined: any but CONNECT. */
   allowMethods?: ReadonlySet<string> | undefined;
   /** Path prefixes a program may reach; undefined: any. */

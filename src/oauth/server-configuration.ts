@@ -56,10 +56,13 @@ function toFetchResponse(response: HttpResponse): Response {
 }
 
 /**
- * Request options for oauth4webapi: mmauth's transport, and plain http allowed only because
- * resolveEndpoints already limited it to loopback hosts.
+ * Request options for oauth4webapi (token endpoint requests, metadata discovery): mmauth's transport,
+ * and plain http allowed only because resolveEndpoints already limited it to loopback hosts.
  */
-export function requestOptions(lib: typeof oauth, server: ServerConfiguration): oauth.TokenEndpointRequestOptions {
+export function requestOptions(
+  lib: typeof oauth,
+  server: ServerConfiguration,
+): oauth.TokenEndpointRequestOptions & oauth.DiscoveryRequestOptions {
   return {
     [lib.customFetch]: async (url: string, init: oauth.CustomFetchOptions<string, unknown>) =>
       toFetchResponse(

@@ -1,10 +1,9 @@
 import { MmauthError } from '../errors.js';
-import type { Endpoints } from './endpoints.js';
-import type { ServerMetadata } from './wire.js';
+import { resolveEndpoints, type Endpoints } from './endpoints.js';
+import type { CachedServerMetadata, ServerMetadata } from './wire.js';
 
 export type { ServerMetadata };
 import { loadOAuth, requestOptions, type ServerConfiguration } from './server-configuration.js';
-import type * as oauth from 'oauth4webapi';
 
 /** Statuses that say "no such document": a server that predates RFC 8414. */
 const ABSENT_STATUSES = new Set([404, 410]);
@@ -42,8 +41,8 @@ function endpointOf(json: Record<string, unknown>, name: string, origin: string)
 export async function fetchServerMetadata(server: ServerConfiguration): Promise<ServerMetadata | null> {
   const lib = await loadOAuth();
   const issuer = new URL(server.endpoints.baseUrl);
-  // The same transport and loopback allowance as every other request (requestOptions), for a GET.
-  const options = requestOptions(lib, server) as unknown as oauth.DiscoveryRequestOptions;
+  // The same transport and loopback allowance as every other request.
+  const options = requestOptions(lib, server);
   for (const algorithm of ['oauth2', 'oidc'] as const) {
     const response = await lib.discoveryRequest(issuer, { ...options, algorithm });
     if (ABSENT_STATUSES.has(response.status)) continue;
@@ -93,4 +92,14 @@ export function withMetadata(endpoints: Endpoints, metadata: ServerMetadata | nu
     issuer: metadata.issuer,
     isIssRequired: metadata.isIssRequired,
   };
+}
+
+/**
+ * The endpoints of the server at `baseUrl` (resolveEndpoints: https unless loopback), as the server
+ * metadata a profile holds names them (withMetadata) when that copy is of this base URL; as the
+ * paths under the base URL otherwise. No request. Throws what resolveEndpoints throws.
+ */
+export function endpointsFor(baseUrl: string, cached: CachedServerMetadata | undefined): Endpoints {
+  const endpoints = resolveEndpoints(baseUrl);
+  return cached?.baseUrl === endpoints.baseUrl ? withMetadata(endpoints, cached.metadata) : endpoints;
 }

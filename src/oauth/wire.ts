@@ -62,6 +62,13 @@ export interface ServerMetadata {
   source: 'oauth-authorization-server' | 'openid-configuration';
 }
 
+/** A server's metadata as a profile keeps it: read at `fetchedAt` (ISO 8601) from `baseUrl`; null when it has none. */
+export interface CachedServerMetadata {
+  fetchedAt: string;
+  baseUrl: string;
+  metadata: ServerMetadata | null;
+}
+
 /** How a token came to be: a grant type of RFC 6749 §4, or a personal access token (spec §1). */
 export type TokenOrigin = 'authorization_code' | 'client_credentials' | 'implicit' | 'personal';
 

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { resolveEndpoints, type Endpoints } from '../oauth/endpoints.js';
+import type { Endpoints } from '../oauth/endpoints.js';
 import type { ServerConfiguration } from '../oauth/server-configuration.js';
 import type { Profile } from '../store/profile.js';
 import type { ProfileStore } from '../store/profile-store.js';
@@ -8,7 +8,7 @@ import { MmauthError } from '../errors.js';
 import { firstSteps } from './next-step.js';
 import { isVerbose, requireBaseUrl } from './settings.js';
 import { DIRECTORY_FILE, selectProfile, type ProfileSelection } from './profile-selection.js';
-import { withMetadata } from '../oauth/server-metadata.js';
+import { endpointsFor } from '../oauth/server-metadata.js';
 
 /** The selected profile and the store it lives in. */
 export interface LocalTarget {
@@ -84,17 +84,6 @@ export function requireProfile(
 }
 
 /**
- * `endpoints` with the server metadata the profile holds for that base URL (withMetadata); as they
- * are when it holds none, or holds another server's.
- */
-export function cachedEndpoints(endpoints: Endpoints, profile: Profile | undefined): Endpoints {
-  const cached = profile?.serverMetadata;
-  return cached !== undefined && cached.baseUrl === endpoints.baseUrl
-    ? withMetadata(endpoints, cached.metadata)
-    : endpoints;
-}
-
-/**
  * Opens the local target and resolves its server: the base URL (flag > MMAUTH_BASE_URL > profile
  * > prompt), https unless loopback, and a transport bounded by --timeout that traces with --verbose.
  * With `needsStoredToken` and no MMAUTH_TOKEN, the profile must exist first (requireProfile).
@@ -108,9 +97,9 @@ export async function resolveTarget(
   const local = await openLocalTarget(options, ctx, { getsCredentials });
   if (needsStoredToken && !ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
   // The server's metadata as the profile last read it (RFC 8414), for its own base URL only: no request here.
-  const endpoints = cachedEndpoints(
-    resolveEndpoints(await requireBaseUrl(options.baseUrl, ctx, local.profile)),
-    local.profile,
+  const endpoints = endpointsFor(
+    await requireBaseUrl(options.baseUrl, ctx, local.profile),
+    local.profile?.serverMetadata,
   );
   const out = await ctx.output();
   const trace = isVerbose(options, ctx.env) ? (line: string) => out.debug(line) : undefined;

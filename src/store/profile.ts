@@ -1,5 +1,7 @@
 import { MmauthError } from '../errors.js';
-import type { ServerMetadata, TokenOrigin } from '../oauth/wire.js';
+import type { CachedServerMetadata, TokenOrigin } from '../oauth/wire.js';
+
+export type { CachedServerMetadata };
 import type { ProfileSecrets } from './secrets.js';
 
 /**
@@ -28,13 +30,6 @@ export interface StoredToken {
   refreshToken?: string | undefined;
   /** When token info last accepted it for `token --verify`, ISO 8601 (at most one check a minute). */
   verifiedAt?: string | undefined;
-}
-
-/** A server's metadata as a profile keeps it: read at `fetchedAt` (ISO 8601) from `baseUrl`; null when it has none. */
-export interface CachedServerMetadata {
-  fetchedAt: string;
-  baseUrl: string;
-  metadata: ServerMetadata | null;
 }
 
 /** A named set of settings plus at most one token. */

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import { hasErrorCode, MmauthError } from '../errors.js';
-import type { StoredToken } from '../store/profile.js';
+import type { Profile, StoredToken } from '../store/profile.js';
+import type { ProfileStore } from '../store/profile-store.js';
 import { judgeStoredToken, secondsLeft } from '../store/token-state.js';
 import { selectAccessToken, type AccessTokenChoice } from './access-token.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
@@ -18,6 +19,7 @@ import {
   msLeft,
   TIMED_OUT,
   verifyStoredToken,
+  type Verification,
 } from './helper-contract.js';
 
 /** Options of the commands that hand out a token (token, header): --min-ttl, --no-renew, --timeout. */
@@ -68,6 +70,37 @@ async function freshSealedToken(
 }
 
 /**
+ * What --verify learns of a token the local checks passed (verifyStoredToken: one token info
+ * request, bounded by --timeout and --deadline). When the server cannot say in time (the network,
+ * a 5xx, the deadline) the token counts as `active`, with one warning: it is handed out as it would
+ * be after a failed renewal (decisions 8). Throws what verifyStoredToken throws otherwise.
+ */
+async function verification(
+  profileName: string,
+  profile: Profile & { token: StoredToken; baseUrl: string },
+  store: ProfileStore,
+  options: UsableTokenOptions,
+  deadlineAtMs: number | undefined,
+  ctx: AppContext,
+  onWarning: (line: string) => void,
+): Promise<Verification> {
+  const timeoutMs = Math.min(options.timeout * 1000, msLeft(deadlineAtMs));
+  try {
+    const verdict = await beforeDeadline(verifyStoredToken(profileName, profile, store, timeoutMs, ctx), deadlineAtMs);
+    if (verdict !== TIMED_OUT) return verdict;
+    onWarning(
+      `the server did not say within --deadline ${options.deadline} s whether the token lives; handing out the current one`,
+    );
+  } catch (error) {
+    if (!isPassingFailure(error)) throw error;
+    onWarning(
+      `could not ask the server about the token (${error instanceof Error ? error.message : String(error)}); handing out the current one`,
+    );
+  }
+  return 'active';
+}
+
+/**
  * The token `token` and `header` hand out: MMAUTH_TOKEN as given; else the profile's token, renewed
  * first when it is stale (isFresh) and can be (renewToken, one request across processes), unless
  * `renew` is false. A fresh token costs no request and loads no network module. When a renewal
@@ -99,30 +132,18 @@ export async function usableAccessToken(
   const canRenew = options.renew && renewalOf(profile, ctx.env) !== 'none';
   let isRefused = false;
   if (isFresh(token, ctx.nowMs(), options.minTtl) || !canRenew) {
-    if (options.verify !== true || profile.baseUrl === undefined || isRecentlyVerified(token, ctx.nowMs())) {
-      return handOut();
-    }
-    const timeoutMs = Math.min(options.timeout * 1000, msLeft(deadlineAtMs));
-    const check = verifyStoredToken(
-      profileName,
-      { ...profile, token, baseUrl: profile.baseUrl },
-      local.store,
-      timeoutMs,
-      ctx,
-    );
-    const verdict = await beforeDeadline(check, deadlineAtMs).catch((error: unknown) => {
-      if (!isPassingFailure(error)) throw error;
-      onWarning(
-        `could not ask the server about the token (${error instanceof Error ? error.message : String(error)}); handing out the current one`,
-      );
-      return 'active' as const;
-    });
-    if (verdict === TIMED_OUT) {
-      onWarning(
-        `the server did not say within --deadline ${options.deadline} s whether the token lives; handing out the current one`,
-      );
-      return handOut();
-    }
+    const verdict =
+      options.verify === true && profile.baseUrl !== undefined && !isRecentlyVerified(token, ctx.nowMs())
+        ? await verification(
+            profileName,
+            { ...profile, token, baseUrl: profile.baseUrl },
+            local.store,
+            options,
+            deadlineAtMs,
+            ctx,
+            onWarning,
+          )
+        : 'active';
     if (verdict === 'active' || !canRenew) return handOut();
     isRefused = true;
   }

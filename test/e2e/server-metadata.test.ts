@@ -1,75 +1,37 @@
 /**
  * Server metadata and the issuer check (issue 34 item 1): RFC 8414 metadata read, stored and shown
  * by doctor; RFC 9207 §2.4's `iss` required of a server whose metadata promises it. The emulator in
- * its `doorkeeper6` flavor behind a rewriting proxy that strips or changes `iss` in the
+ * its `doorkeeper6` flavor behind a gate proxy that strips or changes `iss` in the
  * authorization response; the `doorkeeper5` flavor (no metadata) as before.
  */
-import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
+import { startGateProxy } from '../support/gate-proxy.js';
 
 type Json = Record<string, any>;
 
-/** What the rewriting proxy does to the `iss` of an authorization response's redirect. */
+/** What a man in the middle does to the `iss` of an authorization response's redirect. */
 type IssRewrite = 'keep' | 'strip' | { replaceWith: string };
 
-/**
- * A reverse proxy on 127.0.0.1 in front of `target` that rewrites the `iss` of the redirect the
- * authorization endpoint answers with (a man in the middle, or a mix-up); everything else passes.
- */
-async function startIssRewriter(rewrite: () => IssRewrite) {
-  let target = '';
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const upstream = new URL(target);
-    const forward = request(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, host: upstream.host },
-      },
-      (answer) => {
-        const headers = { ...answer.headers };
-        const mode = rewrite();
-        if (typeof headers.location === 'string' && req.url?.startsWith('/oauth2/authorize') && mode !== 'keep') {
-          const location = new URL(headers.location);
-          if (mode === 'strip') location.searchParams.delete('iss');
-          else location.searchParams.set('iss', mode.replaceWith);
-          headers.location = location.href;
-        }
-        res.writeHead(answer.statusCode ?? 502, headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => {
-    server.closeAllConnections();
-    server.close();
-  });
-  return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    setTarget: (url: string) => (target = url),
-  };
-}
-
-/** A doorkeeper6 emulator reached through the rewriting proxy (its issuer: the proxy's address, as the client sees it). */
+/** A doorkeeper6 emulator reached through a gate proxy (its issuer: the proxy's address, as the client sees it) that rewrites `iss`. */
 async function doorkeeper6(rewrite: IssRewrite) {
-  let mode: IssRewrite = 'keep';
-  const proxy = await startIssRewriter(() => mode);
+  let emulatorUrl = '';
+  const proxy = await startGateProxy(() => emulatorUrl);
   const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper6', issuer: proxy.baseUrl });
-  proxy.setTarget(emulator.baseUrl);
+  emulatorUrl = emulator.baseUrl;
+  proxy.rewriteLocation('GET /oauth2/authorize', (location) => {
+    if (rewrite === 'strip') location.searchParams.delete('iss');
+    else if (rewrite !== 'keep') location.searchParams.set('iss', rewrite.replaceWith);
+    return location;
+  });
   const configDir = makeConfigDir();
   const env = {
     ...emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' }),
     MMAUTH_BASE_URL: proxy.baseUrl,
   };
-  mode = rewrite;
   return { emulator, proxy, configDir, env };
 }
 

@@ -9,21 +9,28 @@ export type GateMode = 'pass' | 'cut' | 'hold' | { delayMs: number };
  * A reverse proxy on 127.0.0.1 port 0 in front of a server (the emulator), for tests of what a
  * failing network or a kill leaves behind: requests whose `METHOD path` matches a rule are cut
  * (the connection destroyed before the server sees them) or held (never forwarded, never
- * answered) while the rest pass. `seen` lists every `METHOD path` that arrived. Closed when the test ends.
+ * answered) while the rest pass; the `Location` of a matching answer can be rewritten (a man in
+ * the middle). `seen` lists every `METHOD path` that arrived. Closed when the test ends.
  */
 export interface GateProxy {
   baseUrl: string;
   seen: string[];
   /** Sets what happens to requests whose `METHOD path` starts with `prefix` (e.g. `GET /oauth2/token/info`). */
   set(prefix: string, mode: GateMode): void;
+  /** Rewrites the `Location` of answers to requests whose `METHOD path` starts with `prefix`. */
+  rewriteLocation(prefix: string, rewrite: (location: URL) => URL): void;
   /** Resolves when a request starting with `prefix` has arrived (bounded by `timeoutMs`). */
   waitFor(prefix: string, timeoutMs?: number): Promise<void>;
 }
 
-/** Starts a gate proxy in front of `targetBaseUrl` (http on loopback). */
-export async function startGateProxy(targetBaseUrl: string): Promise<GateProxy> {
-  const target = new URL(targetBaseUrl);
+/**
+ * Starts a gate proxy in front of `targetBaseUrl` (http on loopback); a function gives it when the
+ * server starts after the proxy (a server that must know the proxy's address first).
+ */
+export async function startGateProxy(targetBaseUrl: string | (() => string)): Promise<GateProxy> {
+  const targetOf = () => new URL(typeof targetBaseUrl === 'string' ? targetBaseUrl : targetBaseUrl());
   const rules = new Map<string, GateMode>();
+  const rewrites = new Map<string, (location: URL) => URL>();
   const seen: string[] = [];
   const waiters = new Set<() => void>();
   const held = new Set<ServerResponse>();
@@ -32,6 +39,8 @@ export async function startGateProxy(targetBaseUrl: string): Promise<GateProxy> 
     return 'pass';
   };
   const forward = (req: IncomingMessage, res: ServerResponse) => {
+    const target = targetOf();
+    const line = `${req.method ?? 'GET'} ${req.url ?? '/'}`;
     const upstream = request(
       {
         host: target.hostname,
@@ -42,7 +51,11 @@ export async function startGateProxy(targetBaseUrl: string): Promise<GateProxy> 
         headers: { ...req.headers, host: target.host },
       },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        const headers = { ...answer.headers };
+        const rewrite = [...rewrites].find(([prefix]) => line.startsWith(prefix))?.[1];
+        if (rewrite !== undefined && headers.location !== undefined)
+          headers.location = rewrite(new URL(headers.location)).href;
+        res.writeHead(answer.statusCode ?? 502, headers);
         answer.pipe(res);
       },
     );
@@ -83,6 +96,7 @@ export async function startGateProxy(targetBaseUrl: string): Promise<GateProxy> 
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
     set: (prefix, mode) => void rules.set(prefix, mode),
+    rewriteLocation: (prefix, rewrite) => void rewrites.set(prefix, rewrite),
     waitFor: (prefix, timeoutMs = 10_000) =>
       new Promise<void>((resolve, reject) => {
         const start = seen.length;

@@ -3,7 +3,7 @@
  * schemas/<command>.schema.json, draft 2020-12, with ajv). runCli and startCli call
  * checkJsonDocuments when a run closes; a document that breaks its schema fails that test.
  */
-import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 
@@ -52,8 +52,7 @@ export function schemaValidators(): Map<string, ValidateFunction> {
 
 /**
  * What is wrong with the documents a run of `args` printed under --json: one line per schema
- * violation, or a document with no schema; [] for a run without --json. MMAUTH_JSON_COLLECT (a
- * path, in the test process's environment) also appends each document there, for writing schemas.
+ * violation, or a document with no schema; [] for a run without --json.
  */
 export function checkJsonDocuments(args: readonly string[], stdout: string): string[] {
   if (!args.includes('--json')) return [];
@@ -61,8 +60,6 @@ export function checkJsonDocuments(args: readonly string[], stdout: string): str
   for (const document of jsonDocumentsIn(stdout)) {
     const kind = documentKind(args, document);
     if (kind === undefined) continue;
-    const collect = process.env.MMAUTH_JSON_COLLECT;
-    if (collect !== undefined) appendFileSync(collect, `${JSON.stringify({ kind, args, document })}\n`);
     const validate = schemaValidators().get(kind);
     if (validate === undefined) {
       problems.push(`mmauth ${args.join(' ')}: no schema for "${kind}" documents in schemas/`);

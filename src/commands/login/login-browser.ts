@@ -7,9 +7,7 @@ import { createAuthorizationRequest } from '../../oauth/authorization-code.js';
 import type { TokenResponse } from '../../oauth/parse.js';
 import type { AuthorizationResponses } from '../../ui/authorization-responses.js';
 import { reportToken } from '../../ui/token-report.js';
-import type { Profile } from '../../store/profile.js';
-import { keptReplacedTokens } from '../../grant/replaced-tokens.js';
-import { endReplacedGrant } from './replaced-grant.js';
+import { endReplacedGrant, storeNewGrant } from './replaced-grant.js';
 import { startWaitIndicator } from '../../ui/wait-indicator.js';
 import type { PastedLines } from '../../ui/paste.js';
 import { IMPLICIT_DEPRECATED, type LoginOptions } from './login-options.js';
@@ -169,20 +167,19 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     }
     const nowMs = ctx.nowMs();
     const token = toStoredToken(response, origin, nowMs, scope);
-    let former: Profile | undefined;
-    await target.store.update(
+    const former = await storeNewGrant(
+      target.store,
       profileName,
+      token,
       (current) => ({
-        ...(former = current),
         baseUrl: endpoints.baseUrl,
         clientId,
         clientSecret: givenSecret ?? askedSecret ?? credentialsFor(current, endpoints.baseUrl, clientId)?.clientSecret,
         scope,
         redirectUri: redirect?.uri,
         serverMetadata: serverMetadata ?? current.serverMetadata,
-        token,
-        replacedTokens: keptReplacedTokens(current, { baseUrl: endpoints.baseUrl, clientId, token }, nowMs),
       }),
+      nowMs,
       intent,
     );
     const headline = `Logged in to ${endpoints.baseUrl} (profile "${profileName}")${isImplicit ? ' with the implicit flow' : ''}`;

@@ -7,12 +7,11 @@ import {
 } from '../../oauth/authorization-code.js';
 import type { TokenResponse } from '../../oauth/parse.js';
 import { lookUpResourceOwner } from '../../oauth/token-info.js';
-import type { PendingLogin, Profile } from '../../store/profile.js';
+import type { PendingLogin } from '../../store/profile.js';
 import { formatInstant } from '../../ui/format.js';
 import { reportToken } from '../../ui/token-report.js';
 import { completionUrl } from './login-exchange.js';
-import { keptReplacedTokens } from '../../grant/replaced-tokens.js';
-import { endReplacedGrant } from './replaced-grant.js';
+import { endReplacedGrant, storeNewGrant } from './replaced-grant.js';
 import { IMPLICIT_DEPRECATED, type LoginOptions } from './login-options.js';
 import { probe } from './login-offer.js';
 import { assertMayStore, credentialsFor } from '../../grant/credential-binding.js';
@@ -218,24 +217,19 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
   }
   const nowMs = ctx.nowMs();
   const token = toStoredToken(response, origin, nowMs, pending.scope);
-  let former: Profile | undefined;
-  await target.store.update(
+  const former = await storeNewGrant(
+    target.store,
     profileName,
+    token,
     (current) => ({
-      ...(former = current),
       baseUrl: endpoints.baseUrl,
       clientId: pending.clientId,
       clientSecret:
         clientSecret ?? givenSecret ?? credentialsFor(current, endpoints.baseUrl, pending.clientId)?.clientSecret,
       scope: pending.scope,
-      token,
-      replacedTokens: keptReplacedTokens(
-        current,
-        { baseUrl: endpoints.baseUrl, clientId: pending.clientId, token },
-        nowMs,
-      ),
       pendingLogin: undefined,
     }),
+    nowMs,
     intent,
   );
   const headline = `Logged in to ${endpoints.baseUrl} (profile "${profileName}")${isImplicit ? ' with the implicit flow' : ''}`;

@@ -3,9 +3,7 @@ import { hasErrorCode, MmauthError } from '../../errors.js';
 import { requireTokenInfo } from '../../oauth/token-info.js';
 import type { StoredToken } from '../../store/profile.js';
 import { reportToken } from '../../ui/token-report.js';
-import type { Profile } from '../../store/profile.js';
-import { keptReplacedTokens } from '../../grant/replaced-tokens.js';
-import { endReplacedGrant } from './replaced-grant.js';
+import { endReplacedGrant, storeNewGrant } from './replaced-grant.js';
 import type { CommonOptions } from '../options.js';
 import { isVisibleWord } from '../../util/visible-word.js';
 import { assertMayStore, credentialsFor } from '../../grant/credential-binding.js';
@@ -75,20 +73,15 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
   } else {
     out.warn('stored without checking it (--no-verify): `mmauth info` will tell whether the server accepts it');
   }
-  let former: Profile | undefined;
-  await target.store.update(
+  const former = await storeNewGrant(
+    target.store,
     profileName,
+    token,
     (current) => ({
-      ...(former = current),
       baseUrl: endpoints.baseUrl,
       clientSecret: credentialsFor(current, endpoints.baseUrl)?.clientSecret,
-      token,
-      replacedTokens: keptReplacedTokens(
-        current,
-        { baseUrl: endpoints.baseUrl, clientId: current.clientId, token },
-        nowMs,
-      ),
     }),
+    nowMs,
     intent,
   );
   const checked = options.verify ? ', checked with token info' : '';

@@ -1,10 +1,11 @@
 import type { AppContext } from '../../context.js';
 import { isSecretForClient } from '../../grant/credential-binding.js';
 import { endGrant } from '../../grant/end-grant.js';
-import { revokeReplacedTokens } from '../../grant/replaced-tokens.js';
+import { keptReplacedTokens, revokeReplacedTokens } from '../../grant/replaced-tokens.js';
 import { bindingOf, isSameBinding } from '../../store/secrets.js';
-import { resolveEndpoints } from '../../oauth/endpoints.js';
+import { endpointsFor } from '../../oauth/server-metadata.js';
 import type { Profile, StoredToken } from '../../store/profile.js';
+import type { ProfileStore, WriteIntent } from '../../store/profile-store.js';
 import type { Output } from '../../ui/output.js';
 import { grantEndFields, grantEndSentence } from '../../ui/grant-end-report.js';
 import { traceFor } from '../../settings/settings.js';
@@ -30,6 +31,35 @@ function secretOf(replaced: Profile, run: ReplacingRun): string | undefined {
 function isSameTarget(replaced: Profile, run: ReplacingRun, baseUrl: string | undefined): boolean {
   const now = bindingOf('', baseUrl, run.clientId === '' ? replaced.clientId : run.clientId);
   return isSameBinding(bindingOf('', replaced.baseUrl, replaced.clientId), now);
+}
+
+/**
+ * Stores a new grant's `token` in profile `profileName` (login in any flow, `login --with-token`,
+ * `client-credentials`): `settings` gives what the grant sets besides the token (base URL, client
+ * id, secret, scope…) from the profile as it is under the store's lock, and the access token it
+ * leaves live is remembered for logout (keptReplacedTokens, decisions 40). Returns the profile as it
+ * was, for endReplacedGrant. Throws what the store's update throws.
+ */
+export async function storeNewGrant(
+  store: ProfileStore,
+  profileName: string,
+  token: StoredToken,
+  settings: (current: Profile) => Partial<Profile> & { baseUrl: string },
+  nowMs: number,
+  intent: WriteIntent,
+): Promise<Profile | undefined> {
+  let former: Profile | undefined;
+  await store.update(
+    profileName,
+    (current) => {
+      former = current;
+      const next = { ...current, ...settings(current), token };
+      const kept = keptReplacedTokens(current, { baseUrl: next.baseUrl, clientId: next.clientId, token }, nowMs);
+      return { ...next, replacedTokens: kept };
+    },
+    intent,
+  );
+  return former;
 }
 
 /**
@@ -69,7 +99,8 @@ export async function endReplacedGrant(
   try {
     if (replaced.baseUrl === undefined || replaced.clientId === undefined)
       throw new Error('its server or client is not known');
-    const endpoints = resolveEndpoints(replaced.baseUrl);
+    // Ended where its server's metadata (as the profile held it) says: its own revocation endpoint.
+    const endpoints = endpointsFor(replaced.baseUrl, replaced.serverMetadata);
     const trace = await traceFor(run, ctx);
     const server = { endpoints, fetch: ctx.http(run.timeout * 1000, trace).fetch };
     const client = { clientId: replaced.clientId, clientSecret: secretOf(replaced, run) };

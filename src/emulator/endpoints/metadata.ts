@@ -1,3 +1,4 @@
+import { KNOWN_SCOPES } from '../../oauth/wire.js';
 import { sendJson, sendNotFound } from '../responses.js';
 import type { EndpointHandler } from './context.js';
 
@@ -20,7 +21,7 @@ export const metadataEndpoint: EndpointHandler = ({ res }, { flavor, issuer }) =
     token_endpoint: `${issuer}/oauth2/token`,
     revocation_endpoint: `${issuer}/oauth2/revoke`,
     introspection_endpoint: `${issuer}/oauth2/introspect`,
-    scopes_supported: ['service', 'read', 'write'],
+    scopes_supported: KNOWN_SCOPES,
     response_types_supported: ['code', 'token'],
     response_modes_supported: ['query', 'fragment', 'form_post'],
     grant_types_supported: ['authorization_code', 'implicit', 'client_credentials', 'refresh_token'],
