@@ -7,6 +7,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { urlToHttpOptions } from 'node:url';
 import { sendWithToken, type RequestTokens } from '../http/authenticated-request.js';
 import { listenOnLoopback } from '../util/listen.js';
 import { readCappedBody } from '../util/read-capped-body.js';
@@ -56,16 +57,36 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /** `headers` without hop-by-hop fields, those `Connection` names, and `drop`. */
-function endToEnd(headers: IncomingMessage['headers'], drop: readonly string[]): Record<string, string | string[]> {
-  const named = String(headers.connection ?? '')
-    .split(',')
-    .map((name) => name.trim().toLowerCase());
+function endToEnd(headers: IncomingMessage['headers'], drop: ReadonlySet<string>): Record<string, string | string[]> {
+  // Most requests name no field in `Connection` but `keep-alive` or `close`: no list to build then.
+  const connection = headers.connection;
+  const named =
+    connection === undefined || /^\s*(keep-alive|close)\s*$/i.test(connection)
+      ? undefined
+      : new Set(connection.split(',').map((name) => name.trim().toLowerCase()));
   const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name) || named.includes(name) || drop.includes(name)) continue;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || drop.has(name) || named?.has(name) === true) continue;
     out[name] = value;
   }
   return out;
+}
+
+/** What the program sends that never goes on: its own credentials, and its `Host` (the upstream's is set). */
+const NOT_FORWARDED = new Set(['authorization', 'cookie', 'host']);
+
+/** Nothing dropped from an answer but hop-by-hop fields. */
+const NOTHING = new Set<string>();
+
+/**
+ * Whether `path` holds a dot segment (`.` or `..`, also percent-encoded) or a backslash (also
+ * percent-encoded): a server that resolves them (RFC 3986 §5.2.4; WHATWG URL reads `%2e` as `.` and
+ * `\` as `/`) would answer for another path than the one `--allow-paths` checked. Clients send
+ * none (curl, fetch and requests resolve them first).
+ */
+export function isAmbiguousPath(path: string): boolean {
+  return /(^|\/)(\.|%2e){1,2}(\/|$)/i.test(path) || /\\|%5c/i.test(path);
 }
 
 function refuse(res: ServerResponse, status: number, error: string, description: string): void {
@@ -91,6 +112,8 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
   const send = isHttps ? httpsRequest : httpRequest;
   // Connections to the service are kept and reused: a new TCP (and TLS) set-up per request would be most of the cost.
   const agent = isHttps ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+  // The origin's request options, worked out once (bracketless IPv6 host, port): only the path changes per request.
+  const { protocol, hostname, port: upstreamPort } = urlToHttpOptions(new URL(options.upstream.origin));
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) refuse(res, 502, 'bad_gateway', error instanceof Error ? error.message : String(error));
@@ -111,6 +134,9 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
       return refuse(res, 403, 'method_not_allowed', `${method} is not allowed (--allow-methods)`);
     }
     const path = target.split('?')[0] ?? '/';
+    if (isAmbiguousPath(path)) {
+      return refuse(res, 400, 'ambiguous_path', 'send a path without dot segments or backslashes');
+    }
     if (options.allowPaths !== undefined && !options.allowPaths.some((prefix) => path.startsWith(prefix))) {
       return refuse(res, 403, 'path_not_allowed', `${path} is not allowed (--allow-paths)`);
     }
@@ -122,12 +148,19 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
         : Number.isFinite(length) && length <= MAX_REPLAYABLE_BYTES
           ? await readCappedBody(req, MAX_REPLAYABLE_BYTES)
           : undefined;
-    const headers = endToEnd(req.headers, ['authorization', 'cookie', 'host']);
+    const headers = endToEnd(req.headers, NOT_FORWARDED);
     const forward = (accessToken: string) =>
       new Promise<IncomingMessage>((resolve, reject) => {
         const upstream = send(
-          new URL(`${basePath}${target}`, options.upstream.origin),
-          { method, agent, headers: { ...headers, authorization: `Bearer ${accessToken}` } },
+          {
+            protocol,
+            hostname,
+            port: upstreamPort,
+            path: `${basePath}${target}`,
+            method,
+            agent,
+            headers: { ...headers, authorization: `Bearer ${accessToken}` },
+          },
           resolve,
         );
         upstream.on('error', reject);
@@ -139,7 +172,7 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
       canReplay: body !== undefined,
       discard: (response) => void response.resume(),
     });
-    res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers, []));
+    res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers, NOTHING));
     answer.pipe(res);
     answer.on('end', () =>
       options.onRequest?.({

@@ -1,0 +1,78 @@
+/**
+ * What a program behind `mmauth proxy` (issue 33) may try to get the token out, or past
+ * `--allow-paths`, with request targets no ordinary client sends (P1, P2). Each case is the attack
+ * tried again with the spawned binary against the emulator, through raw requests (fetch would
+ * normalise the target first), with a positive control where the attack depends on the server.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { readConfig, startTestEmulator } from '../support/emulator.js';
+import { rawGet } from '../support/raw-get.js';
+
+type Json = Record<string, any>;
+
+async function proxied(args: string[] = []) {
+  const emulator = await startTestEmulator({ autoApprove: true });
+  const configDir = makeConfigDir();
+  const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' });
+  expect((await runCli(['login'], { env })).code).toBe(0);
+  const proxy = startCli(['proxy', '--json', ...args], {
+    env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CLIENT_SECRET: emulator.client.clientSecret },
+    timeoutMs: 30_000,
+  });
+  const [line] = await proxy.waitForStdout(/\{"schema_version":1,"url":"[^"]+"\}/);
+  const port = Number(new URL((JSON.parse(line) as { url: string }).url).port);
+  const token = (readConfig(configDir) as Json).profiles.default.token.access_token as string;
+  return { emulator, port, token };
+}
+
+describe('proxy', () => {
+  it('P1: a scheme-relative target (//host:port/…, /\\host:port/…) reaches no other origin: the other server gets no request, no token', async () => {
+    const elsewhere: string[] = [];
+    const other = createServer((req, res) => {
+      elsewhere.push(`${req.url} ${String(req.headers.authorization ?? 'none')}`);
+      res.end('stolen');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const { emulator, port } = await proxied();
+      const otherHost = `127.0.0.1:${(other.address() as AddressInfo).port}`;
+      for (const target of [
+        `//${otherHost}/steal`,
+        `/\\${otherHost}/steal`,
+        `//localhost:${otherHost.split(':')[1]}/`,
+      ]) {
+        const before = emulator.requests.length;
+        const status = await rawGet(port, target);
+        // Forwarded to the profile's origin as a path (the service's 404), or refused: never elsewhere.
+        expect([400, 404]).toContain(status);
+        expect(emulator.requests.length - before).toBeLessThanOrEqual(1);
+      }
+      expect(elsewhere).toEqual([]);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('P2: dot segments (also %2e-encoded) and backslashes do not take a path past --allow-paths: 400, nothing sent', async () => {
+    const { emulator, port, token } = await proxied(['--allow-paths', '/api/me']);
+    const escapes = [
+      '/api/me/../../oauth2/token/info',
+      '/api/me/%2e%2e/%2E%2E/oauth2/token/info',
+      '/api/me/.%2e/..%2f../oauth2/token/info',
+      '/api/me\\..\\..\\oauth2/token/info',
+    ];
+    // The control: the service itself resolves such a path, so the proxy is all that stands between.
+    expect(
+      await rawGet(Number(new URL(emulator.baseUrl).port), escapes[0] ?? '', { authorization: `Bearer ${token}` }),
+    ).toBe(200);
+    const before = emulator.requests.length;
+    for (const target of escapes) expect(await rawGet(port, target)).toBe(400);
+    expect(emulator.requests.length).toBe(before);
+    // What the list allows still goes through, and a dot inside a name is no dot segment.
+    expect(await rawGet(port, '/api/me')).toBe(200);
+    expect(await rawGet(port, '/api/me.json')).not.toBe(400);
+  });
+});
