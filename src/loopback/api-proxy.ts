@@ -11,6 +11,7 @@ import { urlToHttpOptions } from 'node:url';
 import { sendWithToken, type RequestTokens } from '../http/authenticated-request.js';
 import { listenOnLoopback } from '../util/listen.js';
 import { readCappedBody } from '../util/read-capped-body.js';
+import { methodOverride } from './method-override.js';
 import { admitOwnUserOnly } from './peer-check.js';
 
 /** What one forwarded request was, for `--verbose`: never a token. */
@@ -148,6 +149,10 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
         : Number.isFinite(length) && length <= MAX_REPLAYABLE_BYTES
           ? await readCappedBody(req, MAX_REPLAYABLE_BYTES)
           : undefined;
+    const override =
+      options.allowMethods === undefined ? undefined : methodOverride(req.headers, body, options.allowMethods);
+    if (override !== undefined)
+      return refuse(res, 403, 'method_not_allowed', `${override} is not allowed (--allow-methods)`);
     const headers = endToEnd(req.headers, NOT_FORWARDED);
     const forward = (accessToken: string) =>
       new Promise<IncomingMessage>((resolve, reject) => {

@@ -75,4 +75,26 @@ describe('proxy', () => {
     expect(await rawGet(port, '/api/me')).toBe(200);
     expect(await rawGet(port, '/api/me.json')).not.toBe(400);
   });
+
+  it('P3: a method override (X-HTTP-Method-Override, a _method form field) does not take a POST past --allow-methods: 403, nothing sent', async () => {
+    // Rack::MethodOverride, in front of every Rails app, turns a POST with either into the method they name.
+    const { emulator, port } = await proxied(['--allow-methods', 'GET,POST']);
+    const post = (headers: Record<string, string>, body: string) =>
+      fetch(`http://127.0.0.1:${port}/api/echo`, { method: 'POST', headers, body });
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const before = emulator.requests.length;
+    expect((await post({ 'x-http-method-override': 'DELETE' }, '{}')).status).toBe(403);
+    expect((await post({ 'x-http-method': 'put' }, '{}')).status).toBe(403);
+    expect((await post(form, 'name=x&_method=delete')).status).toBe(403);
+    const multipart = new FormData();
+    multipart.set('_method', 'DELETE');
+    const refused = await fetch(`http://127.0.0.1:${port}/api/echo`, { method: 'POST', body: multipart });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as Json).error).toBe('method_not_allowed');
+    expect(emulator.requests.length).toBe(before);
+    // An override to an allowed method, and a form without one, go through.
+    expect((await post({ 'x-http-method-override': 'GET' }, '{}')).status).toBe(200);
+    expect((await post(form, 'name=x')).status).toBe(200);
+    expect(emulator.requests.length).toBe(before + 2);
+  });
 });
