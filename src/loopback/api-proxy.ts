@@ -81,13 +81,14 @@ const NOT_FORWARDED = new Set(['authorization', 'cookie', 'host']);
 const NOTHING = new Set<string>();
 
 /**
- * Whether `path` holds a dot segment (`.` or `..`, also percent-encoded) or a backslash (also
+ * Whether `path` holds a dot segment (`.` or `..`, also percent-encoded, also between encoded slashes) or a backslash (also
  * percent-encoded): a server that resolves them (RFC 3986 §5.2.4; WHATWG URL reads `%2e` as `.` and
  * `\` as `/`) would answer for another path than the one `--allow-paths` checked. Clients send
  * none (curl, fetch and requests resolve them first).
  */
 export function isAmbiguousPath(path: string): boolean {
-  return /(^|\/)(\.|%2e){1,2}(\/|$)/i.test(path) || /\\|%5c/i.test(path);
+  // An encoded slash counts as one: a front server that decodes it first (nginx matches that way) sees the segment.
+  return /(^|\/|%2f)(\.|%2e){1,2}(\/|%2f|$)/i.test(path) || /\\|%5c/i.test(path);
 }
 
 function refuse(res: ServerResponse, status: number, error: string, description: string): void {
