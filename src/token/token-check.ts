@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import { hasErrorCode } from '../errors.js';
 import { resolveEndpoints } from '../oauth/endpoints.js';
+import { endpointsFor } from '../oauth/server-metadata.js';
 import { lookUpTokenInfo } from '../oauth/token-info.js';
 import type { ProfileStore } from '../store/profile-store.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
@@ -58,4 +59,24 @@ export async function checkStoredTokens(
     }
   }
   return checks;
+}
+
+/**
+ * Whether token info (spec §4.3), at the endpoint profile `name`'s server names (its metadata, RFC
+ * 8414, else the spec's path), still accepts `accessToken`: true when active, false when refused or
+ * when the profile has no base URL. The request is bounded by `timeoutSeconds`. Throws what the
+ * request throws (network, timeout, a malformed answer) and what reading the profile throws.
+ */
+export async function isAcceptedAtTokenInfo(
+  store: ProfileStore,
+  name: string,
+  accessToken: string,
+  timeoutSeconds: number,
+  ctx: AppContext,
+): Promise<boolean> {
+  const profile = await store.read(name);
+  if (profile?.baseUrl === undefined) return false;
+  const endpoints = endpointsFor(profile.baseUrl, profile.serverMetadata);
+  const result = await lookUpTokenInfo({ endpoints, fetch: ctx.http(timeoutSeconds * 1000).fetch }, accessToken);
+  return result.isActive;
 }

@@ -6,6 +6,8 @@ import { judgeStoredToken, secondsLeft } from '../store/token-state.js';
 import { usableAccessToken, type UsableTokenOptions } from './usable-token.js';
 import type { ProfileFollower } from './profile-follower.js';
 import type { ServedToken } from '../loopback/token-server.js';
+import { refusalGuard } from './refusal-guard.js';
+import { isAcceptedAtTokenInfo } from './token-check.js';
 
 /** The longest wait between two tries of a failing renewal, in ms. */
 const MAX_BACKOFF_MS = 60_000;
@@ -77,6 +79,11 @@ export function keepTokenFresh(
   let isStopped = false;
   let isRebound = false;
   const warn = rateLimited(onWarning, () => ctx.nowMs());
+  const guard = refusalGuard(
+    async (accessToken) =>
+      isAcceptedAtTokenInfo(await ctx.openStore(), keeperOptions.profileName ?? '', accessToken, options.timeout, ctx),
+    () => ctx.nowMs(),
+  );
 
   const adopt = (token: StoredToken) => {
     if (token.accessToken === current.accessToken) return;
@@ -169,10 +176,14 @@ export function keepTokenFresh(
     },
     async refused(accessToken) {
       if (inFlight !== undefined) await inFlight;
-      const stored = current.stored;
       const name = keeperOptions.profileName;
-      if (current.accessToken !== accessToken || !canRenew || stored === undefined || name === undefined)
-        return served();
+      if (current.accessToken !== accessToken || !canRenew || name === undefined) return served();
+      // Soon after a refusal renewed, a further one renews only when token info no longer accepts the token (P4).
+      if (!(await guard.shouldRenew(accessToken))) return served();
+      if (inFlight !== undefined) await inFlight;
+      const stored = current.stored;
+      if (current.accessToken !== accessToken || stored === undefined) return served();
+      guard.renewed();
       const target = {
         profileName: name,
         store: await ctx.openStore(),

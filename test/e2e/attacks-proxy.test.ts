@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
-import { readConfig, startTestEmulator } from '../support/emulator.js';
+import { readConfig, refreshGrants, startTestEmulator } from '../support/emulator.js';
 import { rawGet } from '../support/raw-get.js';
 
 type Json = Record<string, any>;
@@ -25,7 +25,7 @@ async function proxied(args: string[] = []) {
   const [line] = await proxy.waitForStdout(/\{"schema_version":1,"url":"[^"]+"\}/);
   const port = Number(new URL((JSON.parse(line) as { url: string }).url).port);
   const token = (readConfig(configDir) as Json).profiles.default.token.access_token as string;
-  return { emulator, port, token };
+  return { emulator, configDir, port, token };
 }
 
 describe('proxy', () => {
@@ -96,5 +96,24 @@ describe('proxy', () => {
     expect((await post({ 'x-http-method-override': 'GET' }, '{}')).status).toBe(200);
     expect((await post(form, 'name=x')).status).toBe(200);
     expect(emulator.requests.length).toBe(before + 2);
+  });
+
+  it('P4: a program that keeps drawing 401s that are not about the token (bad client credentials at /oauth2/token) gets one renewal, not one per request; a token really ended still renews', async () => {
+    const { emulator, configDir, port } = await proxied();
+    const grants = refreshGrants(emulator);
+    const badClient = new URLSearchParams({ grant_type: 'client_credentials', client_id: 'x', client_secret: 'wrong' });
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const answer = await fetch(`http://127.0.0.1:${port}/oauth2/token`, { method: 'POST', body: badClient });
+      statuses.push(answer.status);
+      await answer.arrayBuffer();
+    }
+    expect(new Set(statuses)).toEqual(new Set([401]));
+    expect(refreshGrants(emulator) - grants).toBe(1);
+    // Within the same minute, a token the service really ended (token info says so) is renewed at once.
+    const record = emulator.state.findToken((readConfig(configDir) as Json).profiles.default.token.access_token);
+    if (record !== undefined) record.revokedAtMs = Date.now();
+    expect((await fetch(`http://127.0.0.1:${port}/api/me`)).status).toBe(200);
+    expect(refreshGrants(emulator) - grants).toBe(2);
   });
 });
