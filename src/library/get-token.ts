@@ -1,6 +1,8 @@
 import { fileSignature } from '../util/file-signature.js';
 import type { AppContext } from '../context.js';
 import { usableAccessToken } from '../token/usable-token.js';
+import { refusalGuard, type RefusalGuard } from '../token/refusal-guard.js';
+import { isAcceptedAtTokenInfo } from '../token/token-check.js';
 import { isFresh } from '../grant/freshness.js';
 import { renewToken } from '../grant/renewal.js';
 import type { StoredToken } from '../store/profile.js';
@@ -52,6 +54,7 @@ export class TokenProvider {
   #cached: { token: Token; stored: StoredToken | undefined } | undefined;
   #baseUrl: { key: string; value: string | undefined } | undefined;
   #inFlight: Promise<Token> | undefined;
+  #guard: RefusalGuard | undefined;
   readonly #options: TokenOptions;
 
   constructor(options: TokenOptions) {
@@ -114,6 +117,8 @@ export class TokenProvider {
   /**
    * Renews now whatever the token's lifetime (a 401 from the API: decisions 10), once across processes
    * (renewToken: when another process renewed meanwhile, its token), and returns the new token.
+   * Within a minute of such a renewal, only when token info no longer accepts the token (refusalGuard);
+   * otherwise `refused` itself comes back, and with it the 401.
    */
   async renewAfterRefusal(refused: Token): Promise<Token> {
     try {
@@ -125,6 +130,13 @@ export class TokenProvider {
         this.#cached = undefined;
         return await this.get();
       }
+      // Soon after a refusal renewed, a 401 that token info does not confirm is not about the token: no renewal (P4).
+      this.#guard ??= refusalGuard(
+        (accessToken) => isAcceptedAtTokenInfo(store, refused.profile, accessToken, 30, ctx),
+        () => Date.now(),
+      );
+      if (!(await this.#guard.shouldRenew(refused.accessToken))) return refused;
+      this.#guard.renewed();
       const renewed = await renewToken(
         stored,
         { profileName: refused.profile, store, timeoutSeconds: 30, isAccessTokenRefused: true },

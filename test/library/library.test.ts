@@ -129,6 +129,24 @@ describe('createTokenSource', () => {
     expect(echoes[1]?.headers.authorization).toBe(`Bearer ${stored(configDir).token.access_token}`);
   });
 
+  it('401s that are not about the token (bad client credentials at /oauth2/token): one renewal, not one per request (P4)', async () => {
+    const { emulator, configDir, env } = await signedIn();
+    const source = createTokenSource({ env });
+    const grants = refreshGrants(emulator);
+    const badClient = new URLSearchParams({ grant_type: 'client_credentials', client_id: 'x', client_secret: 'wrong' });
+    for (let i = 0; i < 10; i++) {
+      const answer = await source.fetch('/oauth2/token', { method: 'POST', body: badClient });
+      expect(answer.status).toBe(401);
+      await answer.arrayBuffer();
+    }
+    expect(refreshGrants(emulator) - grants).toBe(1);
+    // A token the service really ended is renewed at once, within the same minute.
+    const record = emulator.state.findToken(stored(configDir).token.access_token);
+    if (record !== undefined) record.revokedAtMs = Date.now();
+    expect((await source.fetch('/api/me')).status).toBe(200);
+    expect(refreshGrants(emulator) - grants).toBe(2);
+  });
+
   it('another origin gets no Authorization; a redirect is not followed', async () => {
     const { emulator, env } = await signedIn();
     const seen: Array<string | undefined> = [];
