@@ -1,7 +1,7 @@
 /**
  * Attacks by another local user (issue 31: B2, N21, N6/N22, N1, N7): a process of another uid (the
  * test, as root, spawns it as `nobody`) reads the browser's argv from /proc and races the login, or
- * floods mmauth's loopback listeners. Every case is the attack tried again: it must fail.
+ * floods mmauth's loopback listeners, or calls the API through another user's `mmauth proxy`. Every case is the attack tried again: it must fail.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { makeConfigDir, makeScratchDir, startCli } from '../support/cli.js';
+import { HEADLESS_BROWSER, makeConfigDir, makeScratchDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 
 const ATTACKER = resolve(import.meta.dirname, '../support/attacker/other-user.mjs');
@@ -191,4 +191,32 @@ describe('N7: an orphaned child', () => {
     expect(isAlive).toBe(false);
     expect(existsSync(dirname(seen.socket))).toBe(false);
   });
+
+  it("P5: another user's request to `mmauth proxy` is closed unanswered: the service gets nothing, the owner's requests still answer", async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' });
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    const proxy = startCli(['proxy', '--json'], {
+      env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CLIENT_SECRET: emulator.client.clientSecret },
+      timeoutMs: 30_000,
+    });
+    const [line] = await proxy.waitForStdout(/\{"schema_version":1,"url":"[^"]+"\}/);
+    const url = (JSON.parse(line) as { url: string }).url;
+    const before = emulator.requests.length;
+    const attempt = `fetch(${JSON.stringify(`${url}/api/me`)}).then((r) => console.log(r.status), (e) => console.log('refused ' + (e.cause?.code ?? e.message)));`;
+    const answer = await new Promise<string>((resolvePromise) => {
+      const child = spawn(process.execPath, ['-e', attempt], { uid: OTHER_UID, gid: OTHER_UID, env: {}, cwd: '/' });
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      child.on('close', () => {
+        clearTimeout(timer);
+        resolvePromise(out.trim());
+      });
+    });
+    expect(answer).toMatch(/^refused /);
+    expect(emulator.requests.length).toBe(before);
+    expect((await fetch(`${url}/api/me`)).status).toBe(200);
+  }, 30_000);
 });
