@@ -31,7 +31,8 @@ export interface AuthenticatedAnswer<Answer> {
  * Sends a request with the current token (`send(accessToken)`, RFC 6750 §2.1); when the service
  * refuses it and the request can be replayed, asks `tokens` once for a new one and sends once more
  * (decisions 10: a 401 on a token mmauth just handed over renews, whatever its lifetime). The second
- * answer is final, refused or not. Throws what `send` and `tokens` throw.
+ * answer is final, refused or not. When `tokens` gives back the refused token itself, the refusal is
+ * the answer and nothing is sent again. Throws what `send` and `tokens` throw (the refusal discarded).
  */
 export async function sendWithToken<Answer>(
   send: (accessToken: string) => Promise<Answer>,
@@ -41,8 +42,17 @@ export async function sendWithToken<Answer>(
   const accessToken = await tokens.current();
   const answer = await send(accessToken);
   if (!rule.canReplay || !rule.isRefused(answer)) return { answer, isRenewed: false };
+  let next: string;
+  try {
+    next = await tokens.renewAfterRefusal(accessToken);
+  } catch (error) {
+    await rule.discard(answer);
+    throw error;
+  }
+  // No other token (the refusal was not about it: refusalGuard): the refusal is the answer, sent once.
+  if (next === accessToken) return { answer, isRenewed: false };
   await rule.discard(answer);
-  return { answer: await send(await tokens.renewAfterRefusal(accessToken)), isRenewed: true };
+  return { answer: await send(next), isRenewed: true };
 }
 
 /**

@@ -110,6 +110,9 @@ describe('proxy', () => {
     }
     expect(new Set(statuses)).toEqual(new Set([401]));
     expect(refreshGrants(emulator) - grants).toBe(1);
+    // Sent once each, and once more after the one renewal: no replay with the same token.
+    const sentOn = emulator.requests.filter((r) => new URLSearchParams(r.body).get('client_id') === 'x');
+    expect(sentOn).toHaveLength(21);
     // Within the same minute, a token the service really ended (token info says so) is renewed at once.
     const record = emulator.state.findToken((readConfig(configDir) as Json).profiles.default.token.access_token);
     if (record !== undefined) record.revokedAtMs = Date.now();

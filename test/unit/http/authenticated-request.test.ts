@@ -66,6 +66,23 @@ describe('sendWithToken', () => {
     expect(isRenewed).toBe(renewed.length === 1);
     expect(f.discarded).toEqual(renewed.length === 1 ? [1] : []);
   });
+
+  it('the holder gives back the refused token (the refusal was not about it): the 401 is the answer, sent once, not discarded', async () => {
+    const f = fixture(['t0']);
+    const tokens = { ...f.tokens, renewAfterRefusal: () => Promise.resolve('t0') };
+    const { answer, isRenewed } = await sendWithToken(f.send, tokens, f.rule(true));
+    expect(f.sent).toEqual(['t0']);
+    expect(answer).toEqual({ status: 401, serial: 1 });
+    expect(isRenewed).toBe(false);
+    expect(f.discarded).toEqual([]);
+  });
+
+  it('a renewal that fails: the refusal is let go, the failure thrown', async () => {
+    const f = fixture(['t0']);
+    const tokens = { ...f.tokens, renewAfterRefusal: () => Promise.reject(new Error('refresh_refused')) };
+    await expect(sendWithToken(f.send, tokens, f.rule(true))).rejects.toThrow('refresh_refused');
+    expect(f.discarded).toEqual([1]);
+  });
 });
 
 describe('mayCarryToken', () => {
