@@ -75,7 +75,7 @@ export function registerProxy(program: Command, ctx: AppContext): void {
     .addHelpText(
       'after',
       `
-Only the profile's origin is contacted; a foreign Host, any Origin (web pages), CONNECT, absolute
+Only the profile's origin is contacted; a foreign Host, any Origin (web pages), CONNECT, TRACE, absolute
 targets and redirects off the origin are refused or passed back without the token, as are paths with
 dot segments or backslashes and, under --allow-methods, method overrides (X-HTTP-Method-Override,
 _method). A 401 renews once and replays once (bodies up to 10 MiB).

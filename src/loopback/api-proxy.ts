@@ -41,6 +41,9 @@ export interface ApiProxyOptions {
 /** The most of a request body buffered so that it can be replayed after a 401 (`api`'s cap). */
 const MAX_REPLAYABLE_BYTES = 10 * 1024 * 1024;
 
+/** Methods a server answers with the request as it got it (TRACE: RFC 9110 §9.3.8; IIS's TRACK). */
+const ECHOING_METHODS = new Set(['TRACE', 'TRACK']);
+
 /** The body of a request that has none. */
 const EMPTY = Buffer.alloc(0);
 
@@ -101,7 +104,7 @@ function refuse(res: ServerResponse, status: number, error: string, description:
  * pattern): each request to `http://127.0.0.1:PORT/PATH` goes to the profile's base URL + PATH with
  * `Authorization: Bearer <current token>`, the answer streamed back as it comes. Refused before any
  * upstream request: another user's connection (peer check), a foreign `Host` (DNS rebinding) or any
- * `Origin` (a web page: no CORS) with 403, `CONNECT` 405, an absolute-form target 400, a method or a
+ * `Origin` (a web page: no CORS) with 403, `CONNECT`, `TRACE` and `TRACK` 405, an absolute-form target 400, a method or a
  * path outside the allow-lists 403. The program's own `Authorization` and `Cookie` and hop-by-hop
  * fields (RFC 9110 §7.6.1) are not forwarded; redirects come back unfollowed. A 401 renews once and
  * replays once when the body was buffered (at most 10 MiB); a larger or unsized body is streamed and
@@ -131,6 +134,10 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
     }
     if (req.headers.origin !== undefined) return refuse(res, 403, 'forbidden_origin', 'no web page may use this proxy');
     if (method === 'CONNECT') return refuse(res, 405, 'method_not_allowed', 'CONNECT opens no tunnel here');
+    // A server that honours them answers with the request itself, the token included (cross-site tracing).
+    if (ECHOING_METHODS.has(method.toUpperCase())) {
+      return refuse(res, 405, 'method_not_allowed', `${method} would echo the token back`);
+    }
     if (!target.startsWith('/')) return refuse(res, 400, 'absolute_target', 'send a path, not an absolute URL');
     if (options.allowMethods !== undefined && !options.allowMethods.has(method)) {
       return refuse(res, 403, 'method_not_allowed', `${method} is not allowed (--allow-methods)`);

@@ -5,10 +5,11 @@
  * normalise the target first), with a positive control where the attack depends on the server.
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, refreshGrants, startTestEmulator } from '../support/emulator.js';
+import { startGateProxy } from '../support/gate-proxy.js';
 import { rawGet } from '../support/raw-get.js';
 
 type Json = Record<string, any>;
@@ -119,4 +120,52 @@ describe('proxy', () => {
     expect((await fetch(`http://127.0.0.1:${port}/api/me`)).status).toBe(200);
     expect(refreshGrants(emulator) - grants).toBe(2);
   });
+
+  it('P6: TRACE and TRACK, which a server that honours them answers with the request itself, Authorization included, are refused: 405, nothing sent', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const gate = await startGateProxy(emulator.baseUrl);
+    gate.set('TRACE', 'echo');
+    gate.set('TRACK', 'echo');
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, {
+      BROWSER: HEADLESS_BROWSER,
+      MMAUTH_CREDENTIAL_STORE: 'file',
+      MMAUTH_BASE_URL: gate.baseUrl,
+    });
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    const proxy = startCli(['proxy', '--json'], {
+      env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CLIENT_SECRET: emulator.client.clientSecret },
+      timeoutMs: 30_000,
+    });
+    const [line] = await proxy.waitForStdout(/\{"schema_version":1,"url":"[^"]+"\}/);
+    const port = Number(new URL((JSON.parse(line) as { url: string }).url).port);
+    // The control: the server in front of the service echoes what TRACE sent, a bearer token included.
+    const echoed = await fetchRaw(Number(new URL(gate.baseUrl).port), 'TRACE', { authorization: 'Bearer seen' });
+    expect(echoed).toContain('Bearer seen');
+    const before = gate.seen.length;
+    for (const method of ['TRACE', 'TRACK', 'trace']) {
+      const answer = await fetchRaw(port, method);
+      // Node's parser turns away the methods it does not know itself (TRACK, lower case: 400); the proxy, TRACE (405).
+      expect(answer).toMatch(method === 'TRACE' ? /^HTTP\/1\.1 405 / : /^HTTP\/1\.1 400 /);
+      expect(answer).not.toContain('Bearer');
+    }
+    expect(gate.seen.length).toBe(before);
+  });
 });
+
+/** A raw request with any method (fetch refuses TRACE and TRACK); resolves with the whole answer as text. */
+function fetchRaw(port: number, method: string, headers: Record<string, string> = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      const fields = Object.entries({ host: `127.0.0.1:${port}`, connection: 'close', ...headers });
+      socket.write(
+        `${method} / HTTP/1.1\r\n${fields.map(([name, value]) => `${name}: ${value}`).join('\r\n')}\r\n\r\n`,
+      );
+    });
+    let text = '';
+    socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+    socket.setTimeout(5_000, () => socket.destroy(new Error('no answer in 5 s')));
+  });
+}

@@ -2,8 +2,12 @@ import { createServer, request, type IncomingMessage, type ServerResponse } from
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
 
-/** What the gate does with a request it matches: pass it on, cut the connection, or hold it unanswered. */
-export type GateMode = 'pass' | 'cut' | 'hold' | { delayMs: number };
+/**
+ * What the gate does with a request it matches: pass it on, cut the connection, hold it unanswered,
+ * or echo it (200 with the request's head as received, as a server that honours TRACE does: RFC
+ * 9110 §9.3.8; Apache's TraceEnable is on by default).
+ */
+export type GateMode = 'pass' | 'cut' | 'hold' | 'echo' | { delayMs: number };
 
 /**
  * A reverse proxy on 127.0.0.1 port 0 in front of a server (the emulator), for tests of what a
@@ -73,6 +77,13 @@ export async function startGateProxy(targetBaseUrl: string | (() => string)): Pr
     }
     if (mode === 'hold') {
       held.add(res);
+      return;
+    }
+    if (mode === 'echo') {
+      const head = [`${line} HTTP/${req.httpVersion}`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) head.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+      res.writeHead(200, { 'content-type': 'message/http' });
+      res.end(`${head.join('\r\n')}\r\n\r\n`);
       return;
     }
     if (typeof mode === 'object') {
