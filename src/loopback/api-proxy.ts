@@ -84,10 +84,10 @@ const NOT_FORWARDED = new Set(['authorization', 'cookie', 'host']);
 const NOTHING = new Set<string>();
 
 /**
- * Whether `path` holds a dot segment (`.` or `..`, also percent-encoded, also between encoded slashes) or a backslash (also
- * percent-encoded): a server that resolves them (RFC 3986 §5.2.4; WHATWG URL reads `%2e` as `.` and
- * `\` as `/`) would answer for another path than the one `--allow-paths` checked. Clients send
- * none (curl, fetch and requests resolve them first).
+ * Whether `path` holds a dot segment (`.` or `..`, also percent-encoded, also between encoded
+ * slashes) or a backslash (also percent-encoded): a server that resolves them (RFC 3986 §5.2.4;
+ * WHATWG URL reads `%2e` as `.` and `\` as `/`) would answer for another path than the one
+ * `--allow-paths` checked (attacks P2). Clients send none (curl, fetch and requests resolve them first).
  */
 export function isAmbiguousPath(path: string): boolean {
   // An encoded slash counts as one: a front server that decodes it first (nginx matches that way) sees the segment.
@@ -101,14 +101,16 @@ function refuse(res: ServerResponse, status: number, error: string, description:
 
 /**
  * Starts the authenticating proxy on 127.0.0.1 (`mmauth proxy`, `exec --proxy`; kubectl proxy's
- * pattern): each request to `http://127.0.0.1:PORT/PATH` goes to the profile's base URL + PATH with
- * `Authorization: Bearer <current token>`, the answer streamed back as it comes. Refused before any
- * upstream request: another user's connection (peer check), a foreign `Host` (DNS rebinding) or any
- * `Origin` (a web page: no CORS) with 403, `CONNECT`, `TRACE` and `TRACK` 405, an absolute-form target 400, a method or a
- * path outside the allow-lists 403. The program's own `Authorization` and `Cookie` and hop-by-hop
- * fields (RFC 9110 §7.6.1) are not forwarded; redirects come back unfollowed. A 401 renews once and
- * replays once when the body was buffered (at most 10 MiB); a larger or unsized body is streamed and
- * its 401 returned.
+ * pattern): each request to `http://127.0.0.1:PORT/PATH` goes to the profile's base URL + PATH
+ * (its origin whatever PATH looks like: attacks P1) with `Authorization: Bearer <current token>`,
+ * the answer streamed back as it comes. Refused before any upstream request: another user's
+ * connection (peer check), a foreign `Host` (DNS rebinding) or any `Origin` (a web page: no CORS)
+ * with 403; `CONNECT`, `TRACE` and `TRACK` with 405 (P6); an absolute-form target, a dot segment or
+ * a backslash in the path with 400 (P2); a method or a path outside the allow-lists, or a method
+ * override naming a method outside them (P3), with 403. The program's own `Authorization` and
+ * `Cookie` and hop-by-hop fields (RFC 9110 §7.6.1) are not forwarded; redirects come back
+ * unfollowed. A 401 renews once and replays once when the body was buffered (at most 10 MiB; the
+ * holder decides whether it renews: P4); a larger or unsized body is streamed and its 401 returned.
  */
 export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: string; close(): Promise<void> }> {
   let hosts = new Set<string>();
