@@ -80,8 +80,11 @@ function endToEnd(headers: IncomingMessage['headers'], drop: ReadonlySet<string>
 /** What the program sends that never goes on: its own credentials, and its `Host` (the upstream's is set). */
 const NOT_FORWARDED = new Set(['authorization', 'cookie', 'host']);
 
-/** Nothing dropped from an answer but hop-by-hop fields. */
-const NOTHING = new Set<string>();
+/**
+ * What the service sends that never goes back: cookies it sets. The proxy forwards none (the program
+ * could only use one directly, as a credential of its own beside the token it must never hold).
+ */
+const NOT_RETURNED = new Set(['set-cookie']);
 
 /**
  * Whether `path` holds a dot segment (`.` or `..`, also percent-encoded, also between encoded
@@ -108,8 +111,8 @@ function refuse(res: ServerResponse, status: number, error: string, description:
  * with 403; `CONNECT`, `TRACE` and `TRACK` with 405 (P6); an absolute-form target, a dot segment or
  * a backslash in the path with 400 (P2); a method or a path outside the allow-lists, or a method
  * override naming a method outside them (P3), with 403. The program's own `Authorization` and
- * `Cookie` and hop-by-hop fields (RFC 9110 §7.6.1) are not forwarded; redirects come back
- * unfollowed. A 401 renews once and replays once when the body was buffered (at most 10 MiB; the
+ * `Cookie` and hop-by-hop fields (RFC 9110 §7.6.1) are not forwarded, nor the service's
+ * `Set-Cookie` returned; redirects come back unfollowed. A 401 renews once and replays once when the body was buffered (at most 10 MiB; the
  * holder decides whether it renews: P4); a larger or unsized body is streamed and its 401 returned.
  */
 export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: string; close(): Promise<void> }> {
@@ -187,7 +190,7 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
       canReplay: body !== undefined,
       discard: (response) => void response.resume(),
     });
-    res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers, NOTHING));
+    res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers, NOT_RETURNED));
     answer.pipe(res);
     answer.on('end', () =>
       options.onRequest?.({

@@ -107,6 +107,29 @@ describe('mmauth proxy', () => {
     }
   });
 
+  it("the service's Set-Cookie does not come back: the program holds no credential of the service's", async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5' });
+    const configDir = makeConfigDir();
+    const cliEnv = emulator.env(configDir, { MMAUTH_CREDENTIAL_STORE: 'file' });
+    expect((await runCli(['client-credentials'], { env: cliEnv })).code).toBe(0);
+    const { url } = await startProxy({
+      MMAUTH_CONFIG_DIR: configDir,
+      MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
+    });
+    // The consent page sets the browser session's cookie (the control: sent directly, it is there).
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: emulator.client.clientId,
+      redirect_uri: 'http://127.0.0.1:9/callback',
+      scope: 'service',
+      state: 's',
+    });
+    expect((await fetch(`${emulator.baseUrl}/oauth2/authorize?${query}`)).headers.get('set-cookie')).not.toBeNull();
+    const proxied = await fetch(`${url}/oauth2/authorize?${query}`);
+    expect(proxied.status).toBe(200);
+    expect(proxied.headers.get('set-cookie')).toBeNull();
+  });
+
   it('a 401 from the service (the token ended elsewhere): one renewal, one replay, 200', async () => {
     const { emulator, configDir, env } = await signedIn();
     const { url } = await startProxy(env);
