@@ -4,10 +4,11 @@
 // not share an event loop. GET /api/me is sent three ways: directly with the token, through
 // `mmauth proxy`, and through bench/bare-proxy.mjs (the floor: the least a node:http reverse proxy
 // does), with autocannon (10 connections, 5 s after a 1 s warm-up) at a fixed 1,000 req/s in three
-// interleaved rounds (the median round's figures: the load, the proxy and the server share two
-// cores here, and one round's tail is the scheduler's), then unbounded (throughput); and one
-// connection sequentially, timed in µs (autocannon counts whole ms). Then 1,000 requests through
-// the proxy while the emulator issues 2-second tokens (three renewals or more), counting failures.
+// interleaved rounds, each way first once (the median round's figures: the load, the proxy and the
+// server share two cores here, and one round's tail is the scheduler's), then unbounded
+// (throughput); and one connection sequentially, timed in µs (autocannon counts whole ms). Then
+// 1,000 requests through the proxy while the emulator issues 2-second tokens (three renewals or
+// more), counting failures.
 import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -131,8 +132,13 @@ try {
     bare: { url: `${bare}/api/me` },
   };
   const rounds = { direct: [], proxied: [], bare: [] };
+  // Each way goes first, second and third once: a round's place in the run is no one's advantage.
+  const order = Object.keys(ways);
   for (let round = 0; round < 3; round++) {
-    for (const way of Object.keys(ways)) rounds[way].push(await load(ways[way], 1000));
+    for (let i = 0; i < order.length; i++) {
+      const way = order[(round + i) % order.length];
+      rounds[way].push(await load(ways[way], 1000));
+    }
   }
   const median = (way, field) => rounds[way].map((r) => r[field]).sort((a, b) => a - b)[1];
   const fixed = Object.fromEntries(
