@@ -107,8 +107,8 @@ function refuse(res: ServerResponse, status: number, error: string, description:
  * pattern): each request to `http://127.0.0.1:PORT/PATH` goes to the profile's base URL + PATH
  * (its origin whatever PATH looks like: attacks P1) with `Authorization: Bearer <current token>`,
  * the answer streamed back as it comes. Refused before any upstream request: another user's
- * connection (peer check), a foreign `Host` (DNS rebinding) or any `Origin` (a web page: no CORS)
- * with 403; `CONNECT`, `TRACE` and `TRACK` with 405 (P6); an absolute-form target, a dot segment or
+ * connection (peer check), a foreign `Host` (DNS rebinding), any `Origin` or a browser's
+ * `Sec-Fetch-Site` naming another site (a web page: no CORS; P7) with 403; `CONNECT`, `TRACE` and `TRACK` with 405 (P6); an absolute-form target, a dot segment or
  * a backslash in the path with 400 (P2); a method or a path outside the allow-lists, or a method
  * override naming a method outside them (P3), with 403. The program's own `Authorization` and
  * `Cookie` and hop-by-hop fields (RFC 9110 §7.6.1) are not forwarded, nor the service's
@@ -138,6 +138,12 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
       return refuse(res, 403, 'forbidden_host', 'this proxy answers only to its own address');
     }
     if (req.headers.origin !== undefined) return refuse(res, 403, 'forbidden_origin', 'no web page may use this proxy');
+    // A browser's GET for another site's page (an image, a frame, a no-cors fetch) carries no Origin:
+    // its Sec-Fetch-Site says whose it is. The user's own address bar (`none`) stays theirs (P7).
+    const site = req.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'none' && site !== 'same-origin') {
+      return refuse(res, 403, 'forbidden_origin', 'no web page may use this proxy');
+    }
     if (method === 'CONNECT') return refuse(res, 405, 'method_not_allowed', 'CONNECT opens no tunnel here');
     // A server that honours them answers with the request itself, the token included (cross-site tracing).
     if (ECHOING_METHODS.has(method.toUpperCase())) {
