@@ -8,27 +8,15 @@ import { createServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { makeConfigDir, runCli } from '../support/cli.js';
 import { readConfig, startTestEmulator, refreshGrants } from '../support/emulator.js';
+import { signIn, startProxy } from '../support/proxy.js';
 
 type Json = Record<string, any>;
 
 async function signedIn(tokenTtlS = 7200) {
   const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5', tokenTtlS });
-  const configDir = makeConfigDir();
-  const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' });
-  expect((await runCli(['login'], { env })).code).toBe(0);
-  return {
-    emulator,
-    configDir,
-    env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CLIENT_SECRET: emulator.client.clientSecret },
-  };
-}
-
-async function startProxy(env: Record<string, string>, args: string[] = []) {
-  const proxy = startCli(['proxy', '--json', ...args], { env, timeoutMs: 30_000 });
-  const [line] = await proxy.waitForStdout(/\{"schema_version":1,"url":"[^"]+"\}/);
-  return { proxy, url: (JSON.parse(line) as { url: string }).url };
+  return { emulator, ...(await signIn(emulator)) };
 }
 
 /** Sends `raw` (a whole HTTP/1.1 request) to `url`'s port; resolves with the status line's code. */

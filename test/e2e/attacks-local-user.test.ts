@@ -10,8 +10,9 @@ import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, makeScratchDir, runCli, startCli } from '../support/cli.js';
+import { makeConfigDir, makeScratchDir, startCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
+import { signIn, startProxy } from '../support/proxy.js';
 
 const ATTACKER = resolve(import.meta.dirname, '../support/attacker/other-user.mjs');
 const LATE_BROWSER = resolve(import.meta.dirname, '../support/attacker/late-browser.cjs');
@@ -111,18 +112,9 @@ describe.runIf(isRoot)('another local user (run as root: the attacker is uid 655
 
   it("P5: another user's request to `mmauth proxy` is closed unanswered: the service gets nothing, the owner's requests still answer", async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
-    const configDir = makeConfigDir();
-    const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' });
-    expect((await runCli(['login'], { env })).code).toBe(0);
-    const proxy = startCli(['proxy', '--json'], {
-      env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CLIENT_SECRET: emulator.client.clientSecret },
-      timeoutMs: 30_000,
-    });
-    const [line] = await proxy.waitForStdout(/\{"schema_version":1,"url":"[^"]+"\}/);
-    const url = (JSON.parse(line) as { url: string }).url;
+    const { url, port } = await startProxy((await signIn(emulator)).env);
     const before = emulator.requests.length;
     // A raw request (no client library between): what comes back before the proxy closes, if anything.
-    const port = new URL(url).port;
     const attempt = `const s = require('node:net').connect(${port}, '127.0.0.1', () => s.write('GET /api/me HTTP/1.1\\r\\nHost: 127.0.0.1:${port}\\r\\n\\r\\n'));
       s.on('data', (d) => { console.log('answered ' + String(d).split('\\r\\n')[0]); process.exit(0); });
       s.on('error', () => {});

@@ -4,29 +4,17 @@
  * to the proxy (an image, a no-cors fetch, a frame). Browsers send no `Origin` with those, and the
  * proxy's own `Host` is right, so only the browser's `Sec-Fetch-Site` tells them apart (P7).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../support/chromium-flags.mjs';
-import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { openChromiumPage } from '../support/chromium-page.js';
 import { startTestEmulator } from '../support/emulator.js';
+import { signIn, startProxy } from '../support/proxy.js';
 
 describe('proxy and a web page', () => {
   it("P7: a page on another origin makes the browser GET through the proxy (img, no-cors fetch, frame): refused, the service gets nothing; the user's own address bar still works", async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
-    const configDir = makeConfigDir();
-    const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' });
-    expect((await runCli(['login'], { env })).code).toBe(0);
-    const proxy = startCli(['proxy', '--json'], {
-      env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CLIENT_SECRET: emulator.client.clientSecret },
-      timeoutMs: 60_000,
-    });
-    const [line] = await proxy.waitForStdout(/\{"schema_version":1,"url":"[^"]+"\}/);
-    const proxyUrl = (JSON.parse(line) as { url: string }).url;
+    const { url: proxyUrl } = await startProxy((await signIn(emulator)).env, [], 60_000);
     // The attacker's page, and the control: its own image, which shows the browser loaded what the page names.
     const pageHits: string[] = [];
     const page = createServer((req, res) => {
@@ -40,16 +28,7 @@ describe('proxy and a web page', () => {
     });
     await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
     onTestFinished(() => new Promise<void>((resolve) => page.close(() => resolve())));
-    const userDataDir = mkdtempSync(join(tmpdir(), 'mmauth-p7-'));
-    onTestFinished(() => rmSync(userDataDir, { recursive: true, force: true }));
-    const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM_PATH,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      timeout: 20_000,
-    });
-    onTestFinished(() => context.close());
-    const tab = context.pages()[0] ?? (await context.newPage());
+    const tab = await openChromiumPage();
     const before = emulator.requests.length;
     await tab.goto(`http://127.0.0.1:${(page.address() as AddressInfo).port}/`, { timeout: 15_000 });
     await tab.waitForLoadState('load', { timeout: 15_000 });

@@ -1,30 +1,23 @@
 /**
- * What a program behind `mmauth proxy` (issue 33) may try to get the token out, or past
- * `--allow-paths`, with request targets no ordinary client sends (P1, P2). Each case is the attack
+ * What a program behind `mmauth proxy` (issue 33) may try to get the token out, past `--allow-*`,
+ * or to make it renew for nothing, with requests no ordinary client sends (P1–P4, P6). Each case is the attack
  * tried again with the spawned binary against the emulator, through raw requests (fetch would
  * normalise the target first), with a positive control where the attack depends on the server.
  */
 import { createServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, refreshGrants, startTestEmulator } from '../support/emulator.js';
 import { startGateProxy } from '../support/gate-proxy.js';
+import { signIn, startProxy } from '../support/proxy.js';
 import { rawGet } from '../support/raw-get.js';
 
 type Json = Record<string, any>;
 
 async function proxied(args: string[] = []) {
   const emulator = await startTestEmulator({ autoApprove: true });
-  const configDir = makeConfigDir();
-  const env = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' });
-  expect((await runCli(['login'], { env })).code).toBe(0);
-  const proxy = startCli(['proxy', '--json', ...args], {
-    env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CLIENT_SECRET: emulator.client.clientSecret },
-    timeoutMs: 30_000,
-  });
-  const [line] = await proxy.waitForStdout(/\{"schema_version":1,"url":"[^"]+"\}/);
-  const port = Number(new URL((JSON.parse(line) as { url: string }).url).port);
+  const { configDir, env } = await signIn(emulator);
+  const { port } = await startProxy(env, args);
   const token = (readConfig(configDir) as Json).profiles.default.token.access_token as string;
   return { emulator, configDir, port, token };
 }
@@ -126,19 +119,8 @@ describe('proxy', () => {
     const gate = await startGateProxy(emulator.baseUrl);
     gate.set('TRACE', 'echo');
     gate.set('TRACK', 'echo');
-    const configDir = makeConfigDir();
-    const env = emulator.env(configDir, {
-      BROWSER: HEADLESS_BROWSER,
-      MMAUTH_CREDENTIAL_STORE: 'file',
-      MMAUTH_BASE_URL: gate.baseUrl,
-    });
-    expect((await runCli(['login'], { env })).code).toBe(0);
-    const proxy = startCli(['proxy', '--json'], {
-      env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CLIENT_SECRET: emulator.client.clientSecret },
-      timeoutMs: 30_000,
-    });
-    const [line] = await proxy.waitForStdout(/\{"schema_version":1,"url":"[^"]+"\}/);
-    const port = Number(new URL((JSON.parse(line) as { url: string }).url).port);
+    const { env } = await signIn(emulator, gate.baseUrl);
+    const { port } = await startProxy(env);
     // The control: the server in front of the service echoes what TRACE sent, a bearer token included.
     const echoed = await fetchRaw(Number(new URL(gate.baseUrl).port), 'TRACE', { authorization: 'Bearer seen' });
     expect(echoed).toContain('Bearer seen');

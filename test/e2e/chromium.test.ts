@@ -7,9 +7,9 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium } from 'playwright-core';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { CHROMIUM_ARGS, CHROMIUM_PATH as CHROMIUM } from '../support/chromium-flags.mjs';
+import { CHROMIUM_PATH as CHROMIUM } from '../support/chromium-flags.mjs';
+import { openChromiumPage } from '../support/chromium-page.js';
 import { makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
 import { readPng } from '../support/png.js';
@@ -128,15 +128,7 @@ describe('login in a real browser (Chromium through playwright-core)', { timeout
     const hostile = '<img src=x onerror="document.title=\'pwned\'"><b>bold</b>';
     const callback = `${authorize.get('redirect_uri')}?${new URLSearchParams({ error: 'access_denied', error_description: hostile, state: authorize.get('state') ?? '' })}`;
 
-    const userDataDir = scratchDir();
-    const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      timeout: 20_000,
-    });
-    onTestFinished(() => context.close());
-    const page = context.pages()[0] ?? (await context.newPage());
+    const page = await openChromiumPage();
     await page.goto(callback, { timeout: 15_000 });
     expect(await page.getAttribute('#result', 'data-result')).toBe('error');
     expect(await page.textContent('#detail')).toContain(hostile);
