@@ -133,7 +133,7 @@ export class TokenProvider {
       // Soon after a refusal renewed, a 401 that token info does not confirm is not about the token: no renewal (P4).
       this.#guard ??= refusalGuard(
         (accessToken) => isAcceptedAtTokenInfo(store, refused.profile, accessToken, 30, ctx),
-        () => Date.now(),
+        () => ctx.nowMs(),
       );
       if (!(await this.#guard.shouldRenew(refused.accessToken))) return refused;
       this.#guard.renewed();

@@ -6,12 +6,11 @@
  */
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
-import { resolveEndpoints } from '../oauth/endpoints.js';
-import { lookUpTokenInfo } from '../oauth/token-info.js';
 import type { Profile, StoredToken } from '../store/profile.js';
 import type { ProfileStore } from '../store/profile-store.js';
 import { judgeStoredToken, secondsLeft } from '../store/token-state.js';
 import { monotonicMs } from '../util/monotonic.js';
+import { askTokenInfo } from './token-check.js';
 
 /** Ms of a --deadline kept for what follows the answer: printing it and exiting (start-up came before). */
 export const DEADLINE_MARGIN_MS = 250;
@@ -78,7 +77,7 @@ export function isRecentlyVerified(token: StoredToken, nowMs: number): boolean {
 export type Verification = 'active' | 'refused';
 
 /**
- * Asks token info about `profile`'s current token (spec §4.3; one request, bounded by `timeoutMs`)
+ * Asks token info about `profile`'s current token (askTokenInfo: spec §4.3; one request, bounded by `timeoutMs`)
  * and records an acceptance in the profile as the token's `verified_at`, so that the next --verify
  * within a minute asks nothing; a token replaced meanwhile is left as it is. Returns what token
  * info said. Throws network and malformed-answer errors, and the store's.
@@ -90,8 +89,7 @@ export async function verifyStoredToken(
   timeoutMs: number,
   ctx: AppContext,
 ): Promise<Verification> {
-  const server = { endpoints: resolveEndpoints(profile.baseUrl), fetch: ctx.http(timeoutMs).fetch };
-  const answer = await lookUpTokenInfo(server, profile.token.accessToken);
+  const answer = await askTokenInfo(profile, profile.token.accessToken, timeoutMs, ctx);
   if (!answer.isActive) return 'refused';
   const verifiedAt = new Date(ctx.nowMs()).toISOString();
   const accessToken = profile.token.accessToken;

@@ -1,11 +1,28 @@
 import type { AppContext } from '../context.js';
 import { hasErrorCode } from '../errors.js';
-import { resolveEndpoints } from '../oauth/endpoints.js';
 import { endpointsFor } from '../oauth/server-metadata.js';
-import { lookUpTokenInfo } from '../oauth/token-info.js';
+import { lookUpTokenInfo, type TokenInfoResult } from '../oauth/token-info.js';
+import type { Profile } from '../store/profile.js';
 import type { ProfileStore } from '../store/profile-store.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { pickSetting } from '../settings/settings.js';
+
+/**
+ * Asks token info (spec §4.3) about `accessToken` at the server `profile` names: the endpoint its
+ * metadata gives (RFC 8414), else the spec's path under its base URL. One GET, bounded by
+ * `timeoutMs`. Returns lookUpTokenInfo's answer (active with the record, or not: 401); throws what
+ * it throws (network, timeout, a malformed answer) and `invalid_base_url` or `insecure_base_url` for a
+ * base URL mmauth refuses (resolveEndpoints).
+ */
+export function askTokenInfo(
+  profile: Pick<Profile, 'serverMetadata'> & { baseUrl: string },
+  accessToken: string,
+  timeoutMs: number,
+  ctx: AppContext,
+): Promise<TokenInfoResult> {
+  const endpoints = endpointsFor(profile.baseUrl, profile.serverMetadata);
+  return lookUpTokenInfo({ endpoints, fetch: ctx.http(timeoutMs).fetch }, accessToken);
+}
 
 /** What token info said of a stored token: `active`, `refused` (401), `unreachable` (no answer), or null when not asked. */
 export type TokenCheck = 'active' | 'refused' | 'unreachable' | null;
@@ -35,7 +52,6 @@ export async function checkStoredTokens(
   onUnreachable: (name: string, error: unknown) => void = () => undefined,
 ): Promise<Map<string, TokenCheck>> {
   const checks = new Map<string, TokenCheck>();
-  const fetch = ctx.http(timeoutSeconds * 1000).fetch;
   const fromEnv = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
   for (const name of names) {
     // A profile whose credentials are lost cannot be checked; `mmauth token --profile NAME` says why.
@@ -48,9 +64,13 @@ export async function checkStoredTokens(
       continue;
     }
     assertCredentialOrigin(name, profile, fromEnv);
-    const endpoints = resolveEndpoints(profile.baseUrl);
     try {
-      const result = await lookUpTokenInfo({ endpoints, fetch }, profile.token.accessToken);
+      const result = await askTokenInfo(
+        { ...profile, baseUrl: profile.baseUrl },
+        profile.token.accessToken,
+        timeoutSeconds * 1000,
+        ctx,
+      );
       checks.set(name, result.isActive ? 'active' : 'refused');
     } catch (error) {
       if (!isUnreachable(error)) throw error;
@@ -76,7 +96,6 @@ export async function isAcceptedAtTokenInfo(
 ): Promise<boolean> {
   const profile = await store.read(name);
   if (profile?.baseUrl === undefined) return false;
-  const endpoints = endpointsFor(profile.baseUrl, profile.serverMetadata);
-  const result = await lookUpTokenInfo({ endpoints, fetch: ctx.http(timeoutSeconds * 1000).fetch }, accessToken);
-  return result.isActive;
+  return (await askTokenInfo({ ...profile, baseUrl: profile.baseUrl }, accessToken, timeoutSeconds * 1000, ctx))
+    .isActive;
 }
