@@ -15,6 +15,15 @@ const run = (label, args) =>
     const child = spawn(process.execPath, args, { cwd: root, stdio: 'inherit', env });
     child.on('close', (code, signal) => resolve({ label, isOk: code === 0 && signal === null }));
   });
+// The Debian packages some suites drive (puma, bwrap, sshd, …), installed when missing.
+const packages = await new Promise((resolve) => {
+  const child = spawn('bash', [join(root, 'scripts/system-packages.sh')], { cwd: root, stdio: 'inherit' });
+  child.on('close', (code) => resolve(code === 0));
+});
+if (!packages) {
+  console.error('npm test: the Debian packages the suites need are missing (scripts/system-packages.sh)');
+  process.exit(1);
+}
 const results = await Promise.all([
   run('type check (tsc -p tsconfig.test.json)', [
     join(root, 'node_modules/typescript/bin/tsc'),

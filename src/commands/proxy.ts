@@ -2,6 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { resolveEndpoints } from '../oauth/endpoints.js';
+import { allowedPathsProblem } from '../loopback/proxy-path.js';
 import { versioned } from '../ui/json-document.js';
 import type { Output } from '../ui/output.js';
 import { withRenewalOptions, withTokenOptions } from './options.js';
@@ -27,13 +28,15 @@ export interface RunningProxy {
  * Starts the authenticating proxy for the profile (`mmauth proxy`, `exec --proxy`; issue 33): its
  * token kept as exec keeps one (keepProfileToken), requests forwarded to the profile's base URL only
  * (startApiProxy), one line per request on stderr with --verbose (never a token). Throws what
- * usableAccessToken throws, `no_base_url` without a base URL, `usage` for a bad --allow-methods.
+ * usableAccessToken throws, `no_base_url` without a base URL, `usage` for a bad --allow-methods or --allow-paths.
  */
 export async function startProfileProxy(options: ProxyOptions, ctx: AppContext, out: Output): Promise<RunningProxy> {
   const methods = options.allowMethods?.split(',').map((method) => method.trim().toUpperCase());
   if (methods?.some((method) => !/^[A-Z]+$/.test(method)) === true) {
     throw new MmauthError('usage', `--allow-methods "${options.allowMethods}" is not a list of HTTP methods`);
   }
+  const pathsProblem = options.allowPaths === undefined ? undefined : allowedPathsProblem(options.allowPaths);
+  if (pathsProblem !== undefined) throw new MmauthError('usage', `--allow-paths: ${pathsProblem}`);
   const [{ keepProfileToken }, { startApiProxy }] = await Promise.all([
     import('../token/profile-token.js'),
     import('../loopback/api-proxy.js'),
@@ -68,7 +71,10 @@ export function registerProxy(program: Command, ctx: AppContext): void {
   withRenewalOptions(withTokenOptions(program.command('proxy')))
     .option('--port <n>', 'port on 127.0.0.1 (0: a free one)', (value) => Number(value), 0)
     .option('--allow-methods <list>', 'only these methods, comma-separated (e.g. GET,HEAD for a read-only agent)')
-    .option('--allow-paths <prefix...>', 'only paths that start with one of these')
+    .option(
+      '--allow-paths <prefix...>',
+      'only paths under one of these, by whole segments (/api/maps: /api/maps and /api/maps/…)',
+    )
     .description(
       "serve the profile's API on 127.0.0.1 with its token added: programs call it and never hold a token (Ctrl-C stops)",
     )

@@ -12,6 +12,7 @@ import { sendWithToken, type RequestTokens } from '../http/authenticated-request
 import { listenOnLoopback } from '../util/listen.js';
 import { readCappedBody } from '../util/read-capped-body.js';
 import { methodOverride } from './method-override.js';
+import { isAllowedPath, isAmbiguousPath } from './proxy-path.js';
 import { admitOwnUserOnly } from './peer-check.js';
 
 /** What one forwarded request was, for `--verbose`: never a token. */
@@ -77,25 +78,20 @@ function endToEnd(headers: IncomingMessage['headers'], drop: ReadonlySet<string>
   return out;
 }
 
-/** What the program sends that never goes on: its own credentials, and its `Host` (the upstream's is set). */
-const NOT_FORWARDED = new Set(['authorization', 'cookie', 'host']);
+/**
+ * What the program sends that never goes on: its own credentials, its `Host` (the upstream's is
+ * set), and the body's framing (`Content-Length`, `Expect`): the proxy frames what it sends (P8).
+ */
+const NOT_FORWARDED = new Set(['authorization', 'cookie', 'host', 'content-length', 'expect']);
+
+/** Methods whose body has no meaning (RFC 9110 §9.3.1, §9.3.2) and whose body a server may not read as one (P8). */
+const BODILESS_METHODS = new Set(['GET', 'HEAD']);
 
 /**
  * What the service sends that never goes back: cookies it sets. The proxy forwards none (the program
  * could only use one directly, as a credential of its own beside the token it must never hold).
  */
 const NOT_RETURNED = new Set(['set-cookie']);
-
-/**
- * Whether `path` holds a dot segment (`.` or `..`, also percent-encoded, also between encoded
- * slashes) or a backslash (also percent-encoded): a server that resolves them (RFC 3986 §5.2.4;
- * WHATWG URL reads `%2e` as `.` and `\` as `/`) would answer for another path than the one
- * `--allow-paths` checked (attacks P2). Clients send none (curl, fetch and requests resolve them first).
- */
-export function isAmbiguousPath(path: string): boolean {
-  // An encoded slash counts as one: a front server that decodes it first (nginx matches that way) sees the segment.
-  return /(^|\/|%2f)(\.|%2e){1,2}(\/|%2f|$)/i.test(path) || /\\|%5c/i.test(path);
-}
 
 function refuse(res: ServerResponse, status: number, error: string, description: string): void {
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
@@ -157,10 +153,13 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
     if (isAmbiguousPath(path)) {
       return refuse(res, 400, 'ambiguous_path', 'send a path without dot segments or backslashes');
     }
-    if (options.allowPaths !== undefined && !options.allowPaths.some((prefix) => path.startsWith(prefix))) {
+    if (!isAllowedPath(path, options.allowPaths)) {
       return refuse(res, 403, 'path_not_allowed', `${path} is not allowed (--allow-paths)`);
     }
     const length = Number(req.headers['content-length'] ?? (req.headers['transfer-encoding'] ? NaN : 0));
+    if (length !== 0 && BODILESS_METHODS.has(method.toUpperCase())) {
+      return refuse(res, 400, 'body_not_allowed', `a ${method} request carries no body here`);
+    }
     // No body (most requests: GET, HEAD, DELETE) is read as none: nothing to wait for.
     const body =
       length === 0
@@ -172,7 +171,14 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
       options.allowMethods === undefined ? undefined : methodOverride(req.headers, body, options.allowMethods);
     if (override !== undefined)
       return refuse(res, 403, 'method_not_allowed', `${override} is not allowed (--allow-methods)`);
-    const headers = endToEnd(req.headers, NOT_FORWARDED);
+    // The upstream framing is the proxy's own: the buffered body's length, else chunks it writes (P8).
+    const framing: Record<string, string> =
+      body === undefined
+        ? { 'transfer-encoding': 'chunked' }
+        : body.byteLength > 0 || !BODILESS_METHODS.has(method.toUpperCase())
+          ? { 'content-length': String(body.byteLength) }
+          : {};
+    const headers = { ...endToEnd(req.headers, NOT_FORWARDED), ...framing };
     const forward = (accessToken: string) =>
       new Promise<IncomingMessage>((resolve, reject) => {
         const upstream = send(

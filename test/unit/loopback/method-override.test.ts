@@ -22,9 +22,21 @@ describe('methodOverride', () => {
     expect(methodOverride(form, undefined, allowed)).toBe('a form body too large to check for _method');
   });
 
+  it('reads names and bodies as Rack does (P10): underscores for hyphens, a body without a media type as a form', () => {
+    expect(methodOverride({ x_http_method_override: 'DELETE' }, undefined, allowed)).toBe(
+      'x_http_method_override: DELETE',
+    );
+    expect(methodOverride({ 'X_HTTP-Method': 'put' }, undefined, allowed)).toBe('X_HTTP-Method: put');
+    expect(methodOverride({}, bytes('_method=delete'), allowed)).toBe('_method=delete');
+    expect(methodOverride({ 'content-type': '' }, bytes('_method=delete'), allowed)).toBe('_method=delete');
+    expect(methodOverride({ 'content-type': '; charset=utf-8' }, bytes('_method=delete'), allowed)).toBe(
+      '_method=delete',
+    );
+    expect(methodOverride({}, bytes('name=x'), allowed)).toBeUndefined();
+  });
+
   it('lets through what asks for nothing else: no override, an allowed one, a body that is no form', () => {
-    expect(methodOverride({}, bytes('_method=delete'), allowed)).toBeUndefined();
-    expect(methodOverride({ 'x-http-method-override': 'get' }, undefined, allowed)).toBeUndefined();
+    expect(methodOverride({ 'x-http-method-override': 'get' }, bytes(''), allowed)).toBeUndefined();
     expect(methodOverride(form, bytes('a=1&_method=post'), allowed)).toBeUndefined();
     expect(
       methodOverride({ 'content-type': 'application/json' }, bytes('{"_method":"DELETE"}'), allowed),
