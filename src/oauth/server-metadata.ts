@@ -78,10 +78,34 @@ export async function fetchServerMetadata(server: ServerConfiguration): Promise<
  * `endpoints` as the server's metadata names them (RFC 8414 §2): its authorization, token,
  * revocation and introspection endpoints where it lists them, its issuer, and whether `iss` is
  * required. Token info stays `{base}/oauth2/token/info` (Doorkeeper's own, in no metadata).
- * Without metadata, `endpoints` as they are.
+ * Without metadata, `endpoints` as they are. Throws `store_malformed` for an endpoint off the base
+ * URL's origin (a copy planted in the config file: credentials go only to that origin, decisions 5).
  */
+/**
+ * The first endpoint `metadata` names off `origin` (a URL string), or undefined when all are on it:
+ * what a stored copy is checked for before use, as fetchServerMetadata checks a fetched one.
+ */
+export function endpointOffOrigin(metadata: ServerMetadata, origin: string): string | undefined {
+  const named = [
+    metadata.authorizationEndpoint,
+    metadata.tokenEndpoint,
+    metadata.revocationEndpoint,
+    metadata.introspectionEndpoint,
+  ];
+  return named.find((given) => given !== undefined && (!URL.canParse(given) || new URL(given).origin !== origin));
+}
+
 export function withMetadata(endpoints: Endpoints, metadata: ServerMetadata | null | undefined): Endpoints {
   if (metadata === null || metadata === undefined) return endpoints;
+  const origin = new URL(endpoints.baseUrl).origin;
+  // A copy read from the config file skipped fetchServerMetadata's check: checked at use (attacks M8).
+  const foreign = endpointOffOrigin(metadata, origin);
+  if (foreign !== undefined) {
+    throw new MmauthError(
+      'store_malformed',
+      `the stored server metadata names an endpoint off ${origin} (${foreign}): mmauth sends credentials only to the base URL's origin`,
+    );
+  }
   const pick = (given: string | undefined, fallback: URL) => (given === undefined ? fallback : new URL(given));
   return {
     ...endpoints,

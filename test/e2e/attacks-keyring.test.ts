@@ -65,6 +65,32 @@ describe('attacks with write access to the config file', () => {
     },
   );
 
+  it.each(['token_endpoint', 'revocation_endpoint', 'introspection_endpoint'])(
+    'M8: a planted metadata copy whose %s is on another origin (fresh fetched_at) sends no sealed credential there: store_malformed, nothing sent',
+    async (endpoint) => {
+      const { emulator, configDir, env } = await keyringProfiles();
+      const fixture = await startListeningFixture();
+      const config = configOf(configDir);
+      config.profiles.work.server_metadata = {
+        fetched_at: new Date().toISOString(),
+        base_url: emulator.baseUrl.replace(/\/+$/, ''),
+        document: {
+          issuer: emulator.baseUrl,
+          [endpoint]: `${fixture.baseUrl}/steal`,
+          source: 'oauth-authorization-server',
+        },
+      };
+      writeConfig(configDir, config);
+      age(configDir, 'work');
+      for (const args of [['token'], ['logout'], ['revoke']]) {
+        const result = await runCli([...args, '--profile', 'work'], { env });
+        expect(result.code, `${args[0]}: ${result.stderr}`).not.toBe(0);
+        expect(result.stderr).toContain('stored server metadata names an endpoint off');
+      }
+      expect(fixture.connections()).toBe(0);
+    },
+  );
+
   it("12: a planted access_token_ref naming another profile's copy never hands out that token", async () => {
     const { configDir, env } = await keyringProfiles();
     const config = configOf(configDir);

@@ -4,7 +4,9 @@
  * its `doorkeeper6` flavor behind a gate proxy that strips or changes `iss` in the
  * authorization response; the `doorkeeper5` flavor (no metadata) as before.
  */
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
@@ -36,6 +38,34 @@ async function doorkeeper6(rewrite: IssRewrite) {
 }
 
 describe('server metadata (RFC 8414) and iss (RFC 9207)', () => {
+  it('M7: once a server promised iss, a later metadata 404 (a day on) does not drop the requirement: the login without iss is iss_missing, with a warning', async () => {
+    let targetUrl = '';
+    const gate = await startGateProxy(() => targetUrl);
+    const promising = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper6', issuer: gate.baseUrl });
+    targetUrl = promising.baseUrl;
+    const configDir = makeConfigDir();
+    const env = {
+      ...promising.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' }),
+      MMAUTH_BASE_URL: gate.baseUrl,
+    };
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    // The same address now answers as a server without metadata and without iss, the copy a day old.
+    const silent = await startTestEmulator({
+      autoApprove: true,
+      flavor: 'doorkeeper5',
+      clientSecret: promising.client.clientSecret,
+    });
+    targetUrl = silent.baseUrl;
+    const config = readConfig(configDir) as Json;
+    config.profiles.default.server_metadata.fetched_at = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    writeFileSync(join(configDir, 'config.json'), JSON.stringify(config), { mode: 0o600 });
+    const login = await runCli(['login', '--json'], { env });
+    expect(login.code, login.stderr).toBe(4);
+    expect((JSON.parse(login.stdout) as Json).error.code).toBe('iss_missing');
+    expect(login.stderr).toContain('no longer promises iss');
+    expect(silent.requests.filter((r) => r.url === '/oauth2/token')).toHaveLength(0);
+  });
+
   it('doorkeeper6: the login reads the metadata and stores it; status and doctor show it', async () => {
     const { proxy, configDir, env } = await doorkeeper6('keep');
     const login = await runCli(['login'], { env });
