@@ -110,7 +110,7 @@ export class TokenProvider {
       this.#cached = { token, stored: choice.stored };
       return token;
     } catch (error) {
-      throw toLibraryError(error);
+      throw toLibraryError(error, this.#ctx?.secrets);
     }
   }
 
@@ -147,7 +147,7 @@ export class TokenProvider {
       this.#cached = { token, stored: renewed };
       return token;
     } catch (error) {
-      throw toLibraryError(error);
+      throw toLibraryError(error, this.#ctx?.secrets);
     }
   }
 

@@ -1,5 +1,6 @@
 import { isMmauthError, MmauthError, type ErrorCode } from '../errors.js';
 import { exitCodeOf } from '../exit-codes.js';
+import { redactLooseFields, SecretScrubber } from '../http/redact.js';
 
 /** The codes after which only a login helps: a program may fall through to another credential. */
 export const LOGIN_REQUIRED_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
@@ -22,25 +23,51 @@ export class LoginRequiredError extends MmauthError {
   }
 }
 
+/** How deep a cause chain is kept: what a reader needs (the failure and what caused it), no more. */
+const MAX_CAUSE_DEPTH = 4;
+
+/**
+ * `cause` as a chain of plain Errors holding only a name and a scrubbed message and stack: no
+ * response, body, request or other own property of the original (attacks L3: oauth4webapi's errors
+ * carry the server's parsed answer, which may echo the refresh token and client secret).
+ */
+function cleanCause(cause: unknown, scrub: (text: string) => string, depth = 0): Error | undefined {
+  if (!(cause instanceof Error) || depth >= MAX_CAUSE_DEPTH) return undefined;
+  const next = cleanCause(cause.cause, scrub, depth + 1);
+  const clean = new Error(scrub(cause.message), next === undefined ? undefined : { cause: next });
+  clean.name = cause.name;
+  clean.stack = scrub(cause.stack ?? `${cause.name}: ${cause.message}`);
+  return clean;
+}
+
 /**
  * `error` as the library throws it (decisions 44): an MmauthError with its `exitCode` (the exit
  * code the CLI gives it), a LoginRequiredError for the codes of LOGIN_REQUIRED_CODES; anything that
- * is no MmauthError becomes `unexpected` (exit 1) with it as the cause.
+ * is no MmauthError becomes `unexpected` (exit 1) with it as the cause. Every string it holds (message,
+ * stack, the server's description, details, the cause chain) has the secrets `secrets` knows and
+ * secret-named fields (`refresh_token=…`, `"client_secret": …`) scrubbed, so that `console.error`,
+ * `util.inspect` and `JSON.stringify` of it print none.
  */
-export function toLibraryError(error: unknown): MmauthError {
+export function toLibraryError(error: unknown, secrets?: SecretScrubber): MmauthError {
+  const scrubber = secrets ?? new SecretScrubber();
+  // Secret-named fields first (their values are remembered), then every remembered secret wherever it stands.
+  const scrub = (text: string) => scrubber.scrub(redactLooseFields(text, scrubber));
   const known = isMmauthError(error)
     ? error
     : new MmauthError('unexpected', error instanceof Error ? error.message : String(error), { cause: error });
+  const cause = cleanCause(known.cause ?? (known === error ? undefined : error), scrub);
   const options = {
-    cause: known.cause ?? error,
+    ...(cause === undefined ? {} : { cause }),
     oauthError: known.oauthError,
-    oauthErrorDescription: known.oauthErrorDescription,
+    oauthErrorDescription: known.oauthErrorDescription === undefined ? undefined : scrub(known.oauthErrorDescription),
     status: known.status,
     hint: known.hint,
-    details: known.details,
+    details: Object.fromEntries(Object.entries(known.details).map(([key, value]) => [key, scrub(value)])),
     exitCode: exitCodeOf(known),
   };
-  return LOGIN_REQUIRED_CODES.has(known.code)
-    ? new LoginRequiredError(known.code, known.message, options)
-    : new MmauthError(known.code, known.message, options);
+  const thrown = LOGIN_REQUIRED_CODES.has(known.code)
+    ? new LoginRequiredError(known.code, scrub(known.message), options)
+    : new MmauthError(known.code, scrub(known.message), options);
+  if (thrown.stack !== undefined) thrown.stack = scrub(thrown.stack);
+  return thrown;
 }

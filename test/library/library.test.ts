@@ -11,7 +11,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createTokenSource, getToken, LoginRequiredError, MmauthError } from '../../src/index.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, startTestEmulator, refreshGrants } from '../support/emulator.js';
-import { writeProfiles } from '../support/profiles.js';
+import { inS, storedToken, writeProfiles } from '../support/profiles.js';
 
 type Json = Record<string, any>;
 const stored = (configDir: string, profile = 'default'): Json => (readConfig(configDir) as Json).profiles[profile];
@@ -184,4 +184,59 @@ describe('createTokenSource', () => {
     expect(response.status).toBe(401);
     expect(refreshGrants(emulator)).toBe(grants);
   });
+});
+
+describe('L3: the errors the library throws hold no secret it sent', () => {
+  it.each([
+    ['in error_description', (body: string) => ({ error: 'invalid_request', error_description: `bad: ${body}` })],
+    ['in a field of its own', (body: string) => ({ error: 'invalid_grant', received: body })],
+    ['in a body that is no OAuth error', (body: string) => ({ message: body })],
+    ['as plain text', (body: string) => `you sent ${body}`],
+  ])(
+    'a token endpoint echoing the refresh request %s: message, stack, cause chain, util.inspect and JSON.stringify hold neither the refresh token nor the client secret',
+    async (_where, answer) => {
+      const refreshToken = `refresh-${'r'.repeat(40)}`;
+      const clientSecret = `secret-${'s'.repeat(40)}`;
+      const echo = createServer((req, res) => {
+        let body = '';
+        req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        req.on('end', () => {
+          const echoed = answer(`${body} ${String(req.headers.authorization)}`);
+          res.writeHead(400, { 'content-type': typeof echoed === 'string' ? 'text/plain' : 'application/json' });
+          res.end(typeof echoed === 'string' ? echoed : JSON.stringify(echoed));
+        });
+      });
+      await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+      onTestFinished(() => void echo.close());
+      const configDir = makeConfigDir();
+      writeProfiles(configDir, {
+        default: {
+          base_url: `http://127.0.0.1:${(echo.address() as AddressInfo).port}`,
+          client_id: 'app',
+          credential_store: 'file',
+          token: { ...storedToken('o'.repeat(43), inS(-10)), refresh_token: refreshToken },
+        },
+      });
+      const env = {
+        MMAUTH_CONFIG_DIR: configDir,
+        MMAUTH_CLIENT_SECRET: clientSecret,
+        MMAUTH_TOKEN: '',
+        MMAUTH_PROFILE: '',
+      };
+      const error = await getToken({ env }).then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(error).toBeInstanceOf(MmauthError);
+      const views: string[] = [inspect(error, { depth: 10, showHidden: true }), JSON.stringify(error)];
+      for (let e: unknown = error; e instanceof Error; e = e.cause) {
+        views.push(e.message, e.stack ?? '', inspect(e, { depth: 10 }), JSON.stringify(Object.entries(e)));
+      }
+      for (const view of views) {
+        expect(view).not.toContain(refreshToken);
+        expect(view).not.toContain(clientSecret);
+        expect(view).not.toContain(Buffer.from(`app:${clientSecret}`).toString('base64'));
+      }
+    },
+  );
 });
