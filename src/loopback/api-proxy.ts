@@ -84,6 +84,14 @@ function endToEnd(headers: IncomingMessage['headers'], drop: ReadonlySet<string>
  */
 const NOT_FORWARDED = new Set(['authorization', 'cookie', 'host', 'content-length', 'expect']);
 
+/**
+ * Added to every answer: a page the service serves (an attachment, a rendered note) opened at the
+ * proxy's address runs no script with the proxy's authority, since the token is added to its
+ * same-origin requests (attacks P24): a sandbox (an opaque origin, no script) and no sniffing.
+ * The service's own Content-Security-Policy is kept beside it (CSP 3 §8.1: every policy holds).
+ */
+const CONFINED_POLICY = 'sandbox';
+
 /** Methods whose body has no meaning (RFC 9110 §9.3.1, §9.3.2) and whose body a server may not read as one (P8). */
 const BODILESS_METHODS = new Set(['GET', 'HEAD']);
 
@@ -202,7 +210,13 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
       canReplay: body !== undefined,
       discard: (response) => void response.resume(),
     });
-    res.writeHead(answer.statusCode ?? 502, endToEnd(answer.headers, NOT_RETURNED));
+    const returned = endToEnd(answer.headers, NOT_RETURNED);
+    const policies = [returned['content-security-policy'] ?? []].flat();
+    res.writeHead(answer.statusCode ?? 502, {
+      ...returned,
+      'content-security-policy': [...policies, CONFINED_POLICY],
+      'x-content-type-options': 'nosniff',
+    });
     answer.pipe(res);
     answer.on('end', () =>
       options.onRequest?.({
