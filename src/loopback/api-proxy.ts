@@ -211,12 +211,9 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
       discard: (response) => void response.resume(),
     });
     const returned = endToEnd(answer.headers, NOT_RETURNED);
-    const policies = [returned['content-security-policy'] ?? []].flat();
-    res.writeHead(answer.statusCode ?? 502, {
-      ...returned,
-      'content-security-policy': [...policies, CONFINED_POLICY],
-      'x-content-type-options': 'nosniff',
-    });
+    returned['content-security-policy'] = [[returned['content-security-policy'] ?? []].flat(), CONFINED_POLICY].flat();
+    returned['x-content-type-options'] = 'nosniff';
+    res.writeHead(answer.statusCode ?? 502, returned);
     answer.pipe(res);
     answer.on('end', () =>
       options.onRequest?.({
