@@ -1,7 +1,7 @@
 /**
  * A server that echoes a request can hand a secret back disguised: upper- or lower-cased, HTML-
- * escaped, spaced out, in hex, as `\u` escapes, or inside a Base64 blob of the whole body (attacks
- * N24/N25). Exact matching misses those, so a text is also searched, in every such view, for any
+ * escaped, spaced out or interleaved with other characters, in hex, as `\u` escapes, reversed, or
+ * inside a Base64 blob of the whole body (attacks N24/N25). Exact matching misses those, so a text is also searched, in every such view, for any
  * 12-character run of a remembered secret; a text that holds one has its server-supplied part
  * withheld (withholdEcho).
  */
@@ -54,13 +54,26 @@ function base64Blobs(text: string): string[] {
   );
 }
 
-/** The views of `text` a disguised secret would show plainly in: lower-cased, without white space, each decoding. */
+/**
+ * `text` with every escape as printed (`\u0080`, `\x1b`) and every character no token or secret
+ * holds removed: what stands between a secret's characters (C1 controls, zero-width spaces, the
+ * escapes a `--json` document or the terminal shows them as) no longer hides it.
+ */
+function secretAlphabetOnly(lower: string): string {
+  return lower.replace(/\\+(u[0-9a-f]{4}|x[0-9a-f]{2})/g, '').replace(/[^a-z0-9._~+/=-]+/g, '');
+}
+
+/**
+ * The views of `text` a disguised secret would show plainly in: lower-cased, without white space,
+ * without anything between its characters, each decoding, and each of those reversed.
+ */
 export function echoViews(text: string): string[] {
   const decoded = unescapeCodes(unescapeHtml(text));
   const views = [text, decoded, ...hexBlobs(decoded), ...base64Blobs(text), ...base64Blobs(decoded)];
   return views.flatMap((view) => {
     const lower = view.toLowerCase();
-    return [lower, lower.replace(/[\s\u0000-\u001f]+/g, '')];
+    const plain = [lower, lower.replace(/[\s\u0000-\u001f]+/g, ''), secretAlphabetOnly(lower)];
+    return [...plain, ...plain.map((form) => [...form].reverse().join(''))];
   });
 }
 

@@ -22,6 +22,10 @@ const DISGUISES: Array<[string, (body: string) => string]> = [
     '\\u escapes',
     (body) => [...decodeURIComponent(body)].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join(''),
   ],
+  // What a JSON document or a terminal shows as `\u0080` escapes between the characters (N24, again).
+  ['interleaved with C1 characters', (body) => [...decodeURIComponent(body)].join('\u0080')],
+  ['interleaved with zero-width spaces', (body) => [...decodeURIComponent(body)].join('\u200b')],
+  ['reversed', (body) => [...decodeURIComponent(body)].reverse().join('')],
 ];
 
 /** Every form of SECRET a reader could recover from what mmauth printed. */
@@ -39,8 +43,12 @@ function recoverable(printed: string): boolean {
     ),
     lower.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n))),
     lower.replace(/\\\\u([0-9a-f]{4})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16))),
+    // Whatever stands between the characters dropped: escapes as printed, and any character no secret holds.
+    lower.replace(/\\+(u[0-9a-f]{4}|x[0-9a-f]{2})/g, '').replace(/[^a-z0-9-]/g, ''),
+    [...lower].reverse().join(''),
   ];
-  return forms.some((form) => form.includes(secret.slice(0, 12)));
+  // The tail: mmauth's own words name `--client-secret-stdin`, which the stripped view would take for the head.
+  return forms.some((form) => form.includes(secret.slice(-12)));
 }
 
 describe('N24: a server that echoes the request in disguise', () => {
