@@ -38,7 +38,7 @@ export function registerExec(program: Command, ctx: AppContext): void {
     .argument('<command...>', 'the program to run and its arguments (after --)')
     .option('--token-env <name>', 'the variable that carries the access token', 'MMAUTH_TOKEN')
     .option('--serve', 'also serve a token endpoint to the child (MMAUTH_TOKEN_URL, MMAUTH_TOKEN_URL_AUTHORIZATION)')
-    .option('--proxy', 'give the child only MMAUTH_API_URL, an authenticating proxy to the API: no token at all')
+    .option('--proxy', 'give the child only MMAUTH_API_URL and MMAUTH_API_SOCKET, an authenticating proxy to the API: no token at all')
     .description(
       'run a program with a token that stays valid while it runs: MMAUTH_TOKEN at start, MMAUTH_TOKEN_FILE kept current, --serve for an endpoint (never the refresh token or client secret)',
     )
@@ -127,14 +127,14 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
 
 /**
  * `exec --proxy`: the child gets MMAUTH_API_URL, the address of an authenticating proxy to the
- * profile's API (startProfileProxy), and no token at all: no variable, no file, no endpoint (issue 33).
+ * profile's API (startProfileProxy), and MMAUTH_API_SOCKET, its Unix socket, and no token at all: no variable, no file, no endpoint (issue 33).
  */
 async function runExecProxied(program: string, args: string[], options: ExecOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const { startProfileProxy } = await import('./proxy.js');
   const proxy = await startProfileProxy({ ...options, port: 0 }, ctx, out);
   try {
-    const env = childEnvironment(ctx.env, { MMAUTH_API_URL: proxy.url });
+    const env = childEnvironment(ctx.env, { MMAUTH_API_URL: proxy.url, MMAUTH_API_SOCKET: proxy.socketPath });
     ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), ''));
   } finally {
     await proxy.close();

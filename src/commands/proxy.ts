@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
@@ -18,9 +19,11 @@ export interface ProxyOptions extends UsableTokenOptions {
   allowPaths?: string[];
 }
 
-/** A running proxy for a profile: its address, and close() (which waits for a renewal in flight). */
+/** A running proxy for a profile: its address, its Unix socket, and close() (which waits for a renewal in flight). */
 export interface RunningProxy {
   url: string;
+  /** The proxy's Unix socket, in a private (0700) directory of its own, removed on close. */
+  socketPath: string;
   close(): Promise<void>;
 }
 
@@ -37,15 +40,18 @@ export async function startProfileProxy(options: ProxyOptions, ctx: AppContext, 
   }
   const pathsProblem = options.allowPaths === undefined ? undefined : allowedPathsProblem(options.allowPaths);
   if (pathsProblem !== undefined) throw new MmauthError('usage', `--allow-paths: ${pathsProblem}`);
-  const [{ keepProfileToken }, { startApiProxy }] = await Promise.all([
+  const [{ keepProfileToken }, { startApiProxy }, { createPrivateDir }] = await Promise.all([
     import('../token/profile-token.js'),
     import('../loopback/api-proxy.js'),
+    import('./exec/token-file.js'),
   ]);
   const { keeper, baseUrl } = await keepProfileToken(options, ctx, out, () => undefined);
   if (baseUrl === undefined) throw new MmauthError('no_base_url', 'the proxy needs the profile to have a base URL');
+  const dir = createPrivateDir(ctx.env, 'mmauth-proxy-');
   const proxy = await startApiProxy({
     upstream: new URL(resolveEndpoints(baseUrl).baseUrl),
     port: options.port,
+    socketPath: join(dir.path, 'api.sock'),
     tokens: {
       current: async () => (await keeper.fresh()).accessToken,
       renewAfterRefusal: async (refused) => (await keeper.refused(refused)).accessToken,
@@ -59,9 +65,11 @@ export async function startProfileProxy(options: ProxyOptions, ctx: AppContext, 
   });
   return {
     url: proxy.url,
+    socketPath: join(dir.path, 'api.sock'),
     close: async () => {
       await proxy.close();
       await keeper.stop();
+      dir.remove();
     },
   };
 }
@@ -88,7 +96,8 @@ _method). A 401 renews once and replays once (bodies up to 10 MiB).
 
 Examples:
   $ mmauth proxy --port 8787
-  $ mmauth proxy --json --allow-methods GET,HEAD      # {"url": "http://127.0.0.1:PORT"}
+  $ mmauth proxy --json --allow-methods GET,HEAD      # {"url": "http://127.0.0.1:PORT", "socket": "…/api.sock"}
+  $ curl --unix-socket …/api.sock http://localhost/api/me   # the socket: no other user can reach it
   $ mmauth exec --proxy -- python agent.py            # MMAUTH_API_URL, no token in the child`,
     )
     .action(async (options) => runProxy(options, ctx));
@@ -98,8 +107,8 @@ Examples:
 export async function runProxy(options: ProxyOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const proxy = await startProfileProxy(options, ctx, out);
-  if (options.json === true) out.data(JSON.stringify(versioned({ url: proxy.url })));
-  else out.info(`Serving the API on ${proxy.url} (Ctrl-C stops)`);
+  if (options.json === true) out.data(JSON.stringify(versioned({ url: proxy.url, socket: proxy.socketPath })));
+  else out.info(`Serving the API on ${proxy.url} and on the Unix socket ${proxy.socketPath} (Ctrl-C stops)`);
   await new Promise<void>((resolve) => {
     if (ctx.signal.aborted) resolve();
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });

@@ -50,7 +50,11 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
     case 'port_in_use':
       return context.command === 'emulator'
         ? 'pass --port with another port, or --port 0 for a free one'
-        : 'omit --redirect-uri to let mmauth pick a free port (the server accepts any port on 127.0.0.1), or pass another port';
+        : context.command === 'proxy'
+          ? "another program (maybe another user's) holds that port, and would get your programs' requests: pass --port 0 for a free one, or give programs the proxy's Unix socket"
+          : context.command === 'exec'
+            ? 'pass --port 0, or leave --port out'
+            : 'omit --redirect-uri to let mmauth pick a free port (the server accepts any port on 127.0.0.1), or pass another port';
     case 'port_not_allowed':
       return 'pass --redirect-uri with a port above 1023';
     case 'callback_timeout':

@@ -1,19 +1,11 @@
-import {
-  Agent as HttpAgent,
-  createServer,
-  request as httpRequest,
-  type IncomingMessage,
-  type ServerResponse,
-} from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
 import { sendWithToken, type RequestTokens } from '../http/authenticated-request.js';
-import { listenOnLoopback } from '../util/listen.js';
 import { readCappedBody } from '../util/read-capped-body.js';
 import { methodOverride } from './method-override.js';
 import { isAllowedPath, isAmbiguousPath } from './proxy-path.js';
-import { admitOwnUserOnly } from './peer-check.js';
+import { isViaUnixSocket, listenForProxy } from './proxy-listeners.js';
 
 /** What one forwarded request was, for `--verbose`: never a token. */
 export interface ProxiedRequest {
@@ -30,6 +22,8 @@ export interface ApiProxyOptions {
   upstream: URL;
   /** Port on 127.0.0.1; 0 for a free one. */
   port: number;
+  /** A Unix socket to serve on as well, in a private (0700) directory the caller made. */
+  socketPath?: string | undefined;
   /** Where the proxy gets the token it adds: the current one, a new one after a refusal. */
   tokens: RequestTokens;
   /** Methods a program may use (upper case); undefined: any but CONNECT. */
@@ -107,8 +101,8 @@ function refuse(res: ServerResponse, status: number, error: string, description:
 }
 
 /**
- * Starts the authenticating proxy on 127.0.0.1 (`mmauth proxy`, `exec --proxy`; kubectl proxy's
- * pattern): each request to `http://127.0.0.1:PORT/PATH` goes to the profile's base URL + PATH
+ * Starts the authenticating proxy on 127.0.0.1 and, with `socketPath`, on a Unix socket
+ * (listenForProxy; `mmauth proxy`, `exec --proxy`; kubectl proxy's pattern): each request to `http://127.0.0.1:PORT/PATH` goes to the profile's base URL + PATH
  * (its origin whatever PATH looks like: attacks P1) with `Authorization: Bearer <current token>`,
  * the answer streamed back as it comes. Refused before any upstream request: another user's
  * connection (peer check), a foreign `Host` (DNS rebinding), any `Origin` or a browser's
@@ -119,7 +113,9 @@ function refuse(res: ServerResponse, status: number, error: string, description:
  * `Set-Cookie` returned; redirects come back unfollowed. A 401 renews once and replays once when the body was buffered (at most 10 MiB; the
  * holder decides whether it renews: P4); a larger or unsized body is streamed and its 401 returned.
  */
-export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: string; close(): Promise<void> }> {
+export async function startApiProxy(
+  options: ApiProxyOptions,
+): Promise<{ url: string; socketPath: string | undefined; close(): Promise<void> }> {
   let hosts = new Set<string>();
   const basePath = options.upstream.pathname.replace(/\/+$/, '');
   const isHttps = options.upstream.protocol === 'https:';
@@ -128,17 +124,11 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
   const agent = isHttps ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
   // The origin's request options, worked out once (bracketless IPv6 host, port): only the path changes per request.
   const { protocol, hostname, port: upstreamPort } = urlToHttpOptions(new URL(options.upstream.origin));
-  const server = createServer((req, res) => {
-    void handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) refuse(res, 502, 'bad_gateway', error instanceof Error ? error.message : String(error));
-      else res.destroy();
-    });
-  });
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const startedMs = Date.now();
     const method = req.method ?? 'GET';
     const target = req.url ?? '/';
-    if (!hosts.has(String(req.headers.host ?? '').toLowerCase())) {
+    if (!isViaUnixSocket(req) && !hosts.has(String(req.headers.host ?? '').toLowerCase())) {
       return refuse(res, 403, 'forbidden_host', 'this proxy answers only to its own address');
     }
     if (req.headers.origin !== undefined) return refuse(res, 403, 'forbidden_origin', 'no web page may use this proxy');
@@ -225,22 +215,23 @@ export async function startApiProxy(options: ApiProxyOptions): Promise<{ url: st
       }),
     );
   };
-  // Node hands CONNECT to a listener of its own (and else drops the connection unanswered): 405.
-  server.on('connect', (_req: IncomingMessage, socket: import('node:net').Socket) => {
-    socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-  });
-  admitOwnUserOnly(server);
-  server.headersTimeout = 10_000;
-  await listenOnLoopback(server, options.port);
-  const port = (server.address() as AddressInfo).port;
-  hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
+  const listeners = await listenForProxy(
+    (req, res) => {
+      void handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent) refuse(res, 502, 'bad_gateway', error instanceof Error ? error.message : String(error));
+        else res.destroy();
+      });
+    },
+    options.port,
+    options.socketPath,
+  );
+  hosts = new Set([`127.0.0.1:${listeners.port}`, `localhost:${listeners.port}`]);
   return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-        agent.destroy();
-      }),
+    url: `http://127.0.0.1:${listeners.port}`,
+    socketPath: listeners.socketPath,
+    close: async () => {
+      await listeners.close();
+      agent.destroy();
+    },
   };
 }

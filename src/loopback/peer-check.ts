@@ -99,13 +99,31 @@ export function isOwnUserPeer(socket: Pick<Socket, 'localPort' | 'remotePort'>, 
 
 /**
  * Closes every connection to `server` that another user opened (isOwnUserPeer), before it is read,
- * and caps the connections it holds at `maxConnections` (a program of this user cannot take every
- * descriptor either). Returns `server`.
+ * and caps the connections of this user it holds at `maxConnections` (a program of this user cannot
+ * take every descriptor either). Another user's connections are counted nowhere: however many they
+ * open, none holds a slot this user's programs need (attacks P20, N22). Returns `server`.
  */
 export function admitOwnUserOnly<T extends Server>(server: T, maxConnections = 64): T {
-  server.maxConnections = maxConnections;
+  return capConnections(server, maxConnections, isOwnUserPeer);
+}
+
+/**
+ * Closes, before it is read, every connection to `server` that `isAdmitted` refuses or that would
+ * hold more than `maxConnections` at once; only admitted connections count. Returns `server`.
+ */
+export function capConnections<T extends Server>(
+  server: T,
+  maxConnections = 64,
+  isAdmitted: (socket: Socket) => boolean = () => true,
+): T {
+  let held = 0;
   server.prependListener('connection', (socket: Socket) => {
-    if (!isOwnUserPeer(socket)) socket.destroy();
+    if (held >= maxConnections || !isAdmitted(socket)) {
+      socket.destroy();
+      return;
+    }
+    held += 1;
+    socket.once('close', () => (held -= 1));
   });
   return server;
 }

@@ -24,7 +24,7 @@ export async function signIn(
 /** Starts `mmauth proxy --json ARGS` (ended with the test, or after `timeoutMs`); resolves once it listens, with its address. */
 export async function startProxy(env: Record<string, string>, args: string[] = [], timeoutMs = 30_000) {
   const proxy = startCli(['proxy', '--json', ...args], { env, timeoutMs });
-  const [line] = await proxy.waitForStdout(/\{"schema_version":1,"url":"[^"]+"\}/);
+  const [line] = await proxy.waitForStdout(/\{"schema_version":1,"url":"[^"]+"[^}]*\}/);
   const url = (JSON.parse(line) as { url: string }).url;
   return { proxy, url, port: Number(new URL(url).port) };
 }

@@ -70,9 +70,34 @@ function writeNew(path: string, text: string): void {
   }
 }
 
+/** A private directory (0700) of one run's, and its removal (which never throws). */
+export interface PrivateDir {
+  path: string;
+  remove(): void;
+}
+
+/**
+ * Creates a private directory (0700, mkdtemp: a new random name starting with `prefix`) under
+ * privateParent(`env`). Throws what privateParent throws.
+ */
+export function createPrivateDir(env: NodeJS.ProcessEnv, prefix: string): PrivateDir {
+  const path = mkdtempSync(join(privateParent(env), prefix));
+  return {
+    path,
+    remove() {
+      try {
+        rmSync(path, { recursive: true, force: true });
+      } catch {
+        // A failed clean-up never replaces the run's outcome; the directory is the user's alone.
+      }
+    },
+  };
+}
+
 /** Creates one run's private directory (0700, mkdtemp: a new random name) and its token file (0600) holding `accessToken`. */
 export function createTokenFile(env: NodeJS.ProcessEnv, accessToken: string): TokenFile {
-  const dir = mkdtempSync(join(privateParent(env), 'mmauth-exec-'));
+  const privateDir = createPrivateDir(env, 'mmauth-exec-');
+  const dir = privateDir.path;
   const path = join(dir, 'token');
   const file: TokenFile = {
     dir,
@@ -82,13 +107,7 @@ export function createTokenFile(env: NodeJS.ProcessEnv, accessToken: string): To
       writeNew(temporary, `${token}\n`);
       renameSync(temporary, path);
     },
-    remove() {
-      try {
-        rmSync(dir, { recursive: true, force: true });
-      } catch {
-        // A failed clean-up never replaces the child's exit code; the directory is the user's alone.
-      }
-    },
+    remove: () => privateDir.remove(),
   };
   file.write(accessToken);
   return file;
