@@ -38,7 +38,10 @@ export function registerExec(program: Command, ctx: AppContext): void {
     .argument('<command...>', 'the program to run and its arguments (after --)')
     .option('--token-env <name>', 'the variable that carries the access token', 'MMAUTH_TOKEN')
     .option('--serve', 'also serve a token endpoint to the child (MMAUTH_TOKEN_URL, MMAUTH_TOKEN_URL_AUTHORIZATION)')
-    .option('--proxy', 'give the child only MMAUTH_API_URL and MMAUTH_API_SOCKET, an authenticating proxy to the API: no token at all')
+    .option(
+      '--proxy',
+      'give the child only MMAUTH_API_URL and MMAUTH_API_SOCKET, an authenticating proxy to the API: no token at all',
+    )
     .description(
       'run a program with a token that stays valid while it runs: MMAUTH_TOKEN at start, MMAUTH_TOKEN_FILE kept current, --serve for an endpoint (never the refresh token or client secret)',
     )

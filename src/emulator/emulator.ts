@@ -25,6 +25,8 @@ export interface EmulatorOptions {
   clientId?: string;
   /** The demo client's secret (default: random). */
   clientSecret?: string;
+  /** The path of the clients' registered redirect URI (`http://127.0.0.1/callback` by default; any loopback port matches). */
+  redirectPath?: string;
   /** The demo user's password (default `demo`). */
   userPassword?: string;
   /** Clock in epoch ms (default Date.now), for tests of expiry. */
@@ -63,7 +65,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     nowMs: options.nowMs ?? Date.now,
     hasRefreshTokens: options.refreshTokens ?? true,
   });
-  const redirectUri = 'http://127.0.0.1/callback';
+  const redirectUri = `http://127.0.0.1${options.redirectPath ?? '/callback'}`;
   const demoClient: EmulatorClient & { clientSecret: string } = {
     uid: 1,
     clientId: options.clientId ?? 'mmauth-demo',

@@ -3,7 +3,12 @@ import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import type { Profile } from '../store/profile.js';
 import { credentialsFor } from '../grant/credential-binding.js';
 import type { ClientOptions, SecretOptions } from './setting-options.js';
-import { parseLoopbackRedirectUri, type LoopbackRedirect } from './redirect-uri.js';
+import {
+  DEFAULT_CALLBACK_PATH,
+  parseCallbackPath,
+  parseLoopbackRedirectUri,
+  type LoopbackRedirect,
+} from './redirect-uri.js';
 import { chooseScope, findClientSecret, pickSetting, requireClientId } from './settings.js';
 import { resolveTarget, type Target } from './target.js';
 import { withServerMetadata } from './server-metadata-cache.js';
@@ -13,6 +18,8 @@ import type { CachedServerMetadata } from '../store/profile.js';
 export interface LoginSettingsOptions extends ClientOptions {
   scope?: string;
   redirectUri?: string;
+  /** The path of the loopback redirect URI (default: the profile's, else /callback). */
+  callbackPath?: string;
 }
 
 /** What an authorization request is built from: the target, client id, scope and a fixed redirect URI. */
@@ -23,6 +30,11 @@ export interface LoginSettings {
   scope: string;
   /** --redirect-uri or the profile's, when one is fixed; undefined: mmauth picks the port. */
   redirect: LoopbackRedirect | undefined;
+  /**
+   * The path the listener answers on (and the only one): the fixed redirect URI's, else
+   * --callback-path or the profile's, else /callback. A response arriving at another path is refused.
+   */
+  callbackPath: string;
   /** The profile as this run may use its credentials (none of another server's: credentialsFor). */
   usable: Profile | undefined;
   /**
@@ -57,10 +69,13 @@ export async function resolveLoginSettings(options: LoginSettingsOptions, ctx: A
   const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
   const fixed = pickSetting(options.redirectUri, undefined, profile?.redirectUri);
   const redirect = fixed === undefined ? undefined : parseLoopbackRedirectUri(fixed);
+  const callbackPath =
+    redirect?.path ??
+    parseCallbackPath(pickSetting(options.callbackPath, undefined, profile?.callbackPath) ?? DEFAULT_CALLBACK_PATH);
   const usable = credentialsFor(profile, target.endpoints.baseUrl, clientId);
   const clientSecret = once(() => findClientSecret(options, ctx, { ...target, profile: usable, clientId }));
   const discover = once(() => withServerMetadata(target, ctx));
-  return { target, clientId, scope, redirect, usable, clientSecret, discover };
+  return { target, clientId, scope, redirect, callbackPath, usable, clientSecret, discover };
 }
 
 /** What `login --complete` takes of its settings: those of the pending login it finishes. */

@@ -9,6 +9,26 @@ export interface LoopbackRedirect {
   isLocalhost: boolean;
 }
 
+/** The redirect path registrations have by default (and mmauth's listener serves without a setting). */
+export const DEFAULT_CALLBACK_PATH = '/callback';
+
+/**
+ * Checks a callback path (`--callback-path`, a profile's `callback_path`): absolute, visible ASCII,
+ * no query, fragment, dot segment or backslash (RFC 8252 §7.3: the path is the client's to choose;
+ * a distinct one per server is RFC 9700 §4.4.2's defence against mix-up). Throws `invalid_redirect_uri`.
+ */
+export function parseCallbackPath(value: string): string {
+  const isPlain = /^\/[\x21-\x7e]*$/.test(value) && !/[?#\\]/.test(value) && !/(^|\/)\.{1,2}(\/|$)/.test(value);
+  if (!isPlain) {
+    throw new MmauthError(
+      'invalid_redirect_uri',
+      `the callback path "${value}" must start with / and hold no query, fragment, spaces or dot segments`,
+      { hint: 'e.g. --callback-path /callback/work' },
+    );
+  }
+  return value;
+}
+
 /**
  * Checks a --redirect-uri value: `http://127.0.0.1:PORT/path` or `http://localhost:PORT/path`
  * with an explicit, non-zero port, no query or fragment (RFC 8252 §7.3, §8.3). Throws

@@ -134,6 +134,7 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
     clientSecret: secretField(json, 'clientSecret', where, sealing),
     scope: optionalString(json, 'scope', where),
     redirectUri: optionalString(json, 'redirect_uri', where),
+    callbackPath: optionalString(json, 'callback_path', where),
     lastGrant: token?.grant ?? TOKEN_ORIGINS.find((origin) => origin === lastGrant),
     pendingLogin:
       sealing.kind === 'omitted' ? undefined : parsePending(json.pending_login, `${where}.pending_login`, sealing),
@@ -199,6 +200,7 @@ export function serializeProfile(
   put('client_secret', secret(profile.clientSecret));
   put('scope', profile.scope);
   put('redirect_uri', profile.redirectUri);
+  put('callback_path', profile.callbackPath);
   put('last_grant', profile.token?.grant ?? profile.lastGrant);
   if (profile.chainToRetire?.length) put('chain_to_retire', secret(profile.chainToRetire.join(' ')));
   put('replaced_tokens', secret(encodeReplacedTokens(profile.replacedTokens)));

@@ -41,6 +41,8 @@ export interface Profile {
   scope: string | undefined;
   /** A fixed loopback redirect URI given with --redirect-uri, if any. */
   redirectUri: string | undefined;
+  /** The loopback redirect URI's path, when not /callback (a distinct path per server: mix-up defence). */
+  callbackPath?: string | undefined;
   token: StoredToken | undefined;
   /** How the profile's latest token was obtained, kept after the token is gone (for the next step). */
   lastGrant: TokenOrigin | undefined;

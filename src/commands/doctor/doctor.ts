@@ -16,6 +16,7 @@ import type { Profile } from '../../store/profile.js';
 import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP, type LocalOptions } from '../options.js';
 import { checkKeyring } from './doctor-keyring.js';
 import { checkServerMetadata } from './doctor-metadata.js';
+import { checkCallbackPath } from './doctor-callback-path.js';
 import { isVerbose, pickSetting } from '../../settings/settings.js';
 import { describeSelection, selectProfile } from '../../settings/profile-selection.js';
 import { requireProfile } from '../../settings/target.js';
@@ -99,6 +100,7 @@ export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promis
     // The server's metadata (RFC 8414), read now and compared with the profile's copy; its endpoints are the ones checked.
     const metadata = await checkServerMetadata({ endpoints: base.endpoints, fetch }, settings?.serverMetadata);
     checks.push(...metadata.checks);
+    checks.push(checkCallbackPath(store, profileName, base.endpoints.baseUrl, settings));
     const server = { endpoints: metadata.endpoints, fetch };
     const reachable = await checkTokenEndpoint(server, ctx.nowMs());
     checks.push(...reachable);

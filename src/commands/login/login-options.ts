@@ -9,6 +9,8 @@ export const IMPLICIT_DEPRECATED =
 export interface LoginOptions extends ClientOptions, StorageOptions {
   scope?: string;
   redirectUri?: string;
+  /** --callback-path: the loopback redirect URI's path (default: the profile's, else /callback). */
+  callbackPath?: string;
   /** Seconds to wait for the redirect. */
   wait: number;
   /** false with --no-browser. */

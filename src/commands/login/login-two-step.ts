@@ -22,6 +22,8 @@ import { SECRET_SOURCES } from '../../failure/failure-hints.js';
 import { askClientSecret } from '../../settings/settings.js';
 import { requireProfile, resolveTarget } from '../../settings/target.js';
 import { toStoredToken } from '../../grant/token-record.js';
+import { DEFAULT_CALLBACK_PATH } from '../../settings/redirect-uri.js';
+import { warnOfCallbackPathClash } from './callback-path-warning.js';
 
 /** How long a started login may be completed, in ms. */
 const PENDING_TTL_MS = 10 * 60_000;
@@ -54,6 +56,7 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
     clientId,
     scope,
     redirect,
+    callbackPath,
     usable,
     clientSecret: readSecret,
     discover,
@@ -62,7 +65,12 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
   const intent = await prepareStoring(options, target.store, profileName, out);
   const served = await discover(); // the server's metadata (RFC 8414), once the local checks passed
   const { endpoints, serverMetadata } = served;
-  const redirectUri = redirect?.uri ?? `http://127.0.0.1:${await freeLoopbackPort()}/callback`;
+  warnOfCallbackPathClash(
+    target.store,
+    { name: profileName, baseUrl: endpoints.baseUrl, callbackPath, serverMetadata },
+    out,
+  );
+  const redirectUri = redirect?.uri ?? `http://127.0.0.1:${await freeLoopbackPort()}${callbackPath}`;
   const responseType = options.implicit === true ? 'token' : 'code';
   const request = await createAuthorizationRequest(
     endpoints,
@@ -92,6 +100,7 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
       ...current,
       baseUrl: current.baseUrl ?? endpoints.baseUrl,
       serverMetadata: serverMetadata ?? current.serverMetadata,
+      callbackPath: callbackPath === DEFAULT_CALLBACK_PATH ? undefined : callbackPath,
       pendingLogin: pending,
     }),
     intent,

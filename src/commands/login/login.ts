@@ -24,6 +24,10 @@ export function registerLogin(program: Command, ctx: AppContext): void {
       'fixed loopback redirect URI, e.g. http://127.0.0.1:8976/callback (default: 127.0.0.1, an ephemeral port, /callback)',
     )
     .option(
+      '--callback-path <path>',
+      "the redirect URI's path, kept in the profile (default /callback); a path of its own per server guards against mix-up",
+    )
+    .option(
       '--wait <seconds>',
       'how long to wait for the browser to come back',
       parseSeconds(1, MAX_TIMER_SECONDS),
@@ -40,7 +44,7 @@ export function registerLogin(program: Command, ctx: AppContext): void {
       new Option(
         '--with-token',
         'store a personal access token read from standard input instead of signing in',
-      ).conflicts(['implicit', 'redirectUri', 'scope']),
+      ).conflicts(['implicit', 'redirectUri', 'callbackPath', 'scope']),
     )
     .option('--no-verify', 'with --with-token: store the token without asking token info about it')
     .addOption(
