@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { connect } from 'node:net';
 
 import { join, resolve } from 'node:path';
@@ -109,6 +110,36 @@ describe.runIf(isRoot)('another local user (run as root: the attacker is uid 655
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.trim().split('\n').at(-1)).toBe('200');
   }, 30_000);
+
+  it("P20: another user's connection churn (200 connections at a time, reopened as they close) takes no slot of the owner's: every one of the owner's 30 requests answers 200", async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const { url, port } = await startProxy((await signIn(emulator)).env);
+    const churn = `const net = require('node:net'); let opened = 0; const until = Date.now() + 6000;
+      const one = () => { if (Date.now() > until) return; opened++; const s = net.connect(${port}, '127.0.0.1'); s.on('error', () => {}); s.on('close', one); };
+      for (let i = 0; i < 200; i++) one();
+      setTimeout(() => { console.log(opened); process.exit(0); }, 6500);`;
+    const child = spawn(process.execPath, ['-e', churn], { uid: OTHER_UID, gid: OTHER_UID, env: {}, cwd: '/' });
+    let opened = '';
+    child.stdout.on('data', (chunk: Buffer) => (opened += chunk.toString()));
+    const done = new Promise<void>((resolvePromise) => child.on('close', () => resolvePromise()));
+    await sleep(500);
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      // A new connection each time (no agent): each must get a slot while the churn goes on.
+      const answer = await new Promise<number>((resolvePromise) => {
+        const req = get(`${url}/api/me`, { agent: false, timeout: 15_000 }, (res) => {
+          res.resume();
+          resolvePromise(res.statusCode ?? 0);
+        });
+        req.on('error', () => resolvePromise(0));
+        req.on('timeout', () => req.destroy());
+      });
+      statuses.push(answer);
+    }
+    await done;
+    expect(Number(opened.trim())).toBeGreaterThan(200);
+    expect(statuses).toEqual(Array.from({ length: 30 }, () => 200));
+  }, 60_000);
 
   it("P5: another user's request to `mmauth proxy` is closed unanswered: the service gets nothing, the owner's requests still answer", async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
