@@ -8,6 +8,7 @@
 export const ERROR_CODES = [
   // Bad or missing input (exit 2).
   'usage',
+  'forbidden_origin',
   'conflicting_options',
   'invalid_base_url',
   'insecure_base_url',
@@ -36,6 +37,7 @@ export const ERROR_CODES = [
   'profile_exists',
   // No answer (exit 3).
   'connection_failed',
+  'agent_unreachable',
   'request_timeout',
   'tls_failure',
   'callback_timeout',
@@ -43,6 +45,7 @@ export const ERROR_CODES = [
   // Refused (exit 4).
   'not_logged_in',
   'unknown_profile',
+  'profile_not_served',
   'token_expired',
   'token_lifetime_too_short',
   'token_inactive',

@@ -17,6 +17,7 @@ const REFUSALS = new Set(['invalid_client', 'invalid_grant', 'unauthorized_clien
 /** The exit code of each code; the OAuth error codes decide by `oauthError` (oauthExitCode). */
 const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   usage: ExitCode.usage,
+  forbidden_origin: ExitCode.usage,
   conflicting_options: ExitCode.usage,
   invalid_base_url: ExitCode.usage,
   insecure_base_url: ExitCode.usage,
@@ -44,12 +45,14 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   no_browser: ExitCode.usage,
   profile_exists: ExitCode.usage,
   connection_failed: ExitCode.network,
+  agent_unreachable: ExitCode.network,
   request_timeout: ExitCode.network,
   tls_failure: ExitCode.network,
   callback_timeout: ExitCode.network,
   deadline_exceeded: ExitCode.network,
   not_logged_in: ExitCode.auth,
   unknown_profile: ExitCode.auth,
+  profile_not_served: ExitCode.auth,
   token_expired: ExitCode.auth,
   token_lifetime_too_short: ExitCode.auth,
   token_inactive: ExitCode.auth,

@@ -6,6 +6,7 @@ import { registerDoctor } from './commands/doctor/doctor.js';
 import { registerEmulator } from './commands/emulator.js';
 import { registerExec } from './commands/exec.js';
 import { registerProxy } from './commands/proxy.js';
+import { registerAgent } from './commands/agent.js';
 import { registerHeader } from './commands/header.js';
 import { registerInfo } from './commands/info.js';
 import { registerLogin } from './commands/login/login.js';
@@ -29,6 +30,7 @@ const COMMANDS: ReadonlyArray<[string, (program: Command, ctx: AppContext) => vo
   ['api', registerApi],
   ['exec', registerExec],
   ['proxy', registerProxy],
+  ['agent', registerAgent],
   ['header', registerHeader],
   ['status', registerStatus],
   ['logout', registerLogout],

@@ -71,6 +71,10 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
       return details.reason === 'not_tls'
         ? 'use http:// if the server is plain http on loopback, or the port that serves https'
         : 'if the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (PEM)';
+    case 'agent_unreachable':
+      return 'start the agent where the grant is (eval "$(mmauth agent)") and forward its socket here, or unset MMAUTH_AGENT_SOCK to use this machine\'s own profiles';
+    case 'profile_not_served':
+      return 'start the agent with --profile NAME for each profile it should serve, or choose one it serves (mmauth status)';
     case 'connection_failed':
       if (details.reason === 'proxy_auth') return statusHint(407);
       if (details.reason === 'proxy_refused') {

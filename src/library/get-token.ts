@@ -1,6 +1,8 @@
 import { fileSignature } from '../util/file-signature.js';
 import type { AppContext } from '../context.js';
 import { usableAccessToken } from '../token/usable-token.js';
+import { agentTokenAfterRefusal } from '../token/agent-token.js';
+import { agentSocketOf } from '../settings/settings.js';
 import { refusalGuard, type RefusalGuard } from '../token/refusal-guard.js';
 import { isAcceptedAtTokenInfo } from '../token/token-check.js';
 import { isFresh } from '../grant/freshness.js';
@@ -55,6 +57,8 @@ export class TokenProvider {
   #baseUrl: { key: string; value: string | undefined } | undefined;
   #inFlight: Promise<Token> | undefined;
   #guard: RefusalGuard | undefined;
+  /** The base URL the agent named with its last token (MMAUTH_AGENT_SOCK). */
+  #agentBaseUrl: string | undefined;
   readonly #options: TokenOptions;
 
   constructor(options: TokenOptions) {
@@ -105,6 +109,7 @@ export class TokenProvider {
       };
       const choice = await usableAccessToken(options, ctx, () => undefined);
       const token = toToken(choice.stored, choice.accessToken, choice.profileName);
+      this.#agentBaseUrl = choice.baseUrl;
       // The file as it is after a renewal this call made: the next call compares with it.
       if (this.#configPath !== undefined) this.#signature = fileSignature(this.#configPath);
       this.#cached = { token, stored: choice.stored };
@@ -123,6 +128,14 @@ export class TokenProvider {
   async renewAfterRefusal(refused: Token): Promise<Token> {
     try {
       const ctx = await this.#context();
+      // From an agent: it decides whether the refusal renews (decisions 50); nothing local is read.
+      const agentSocket = agentSocketOf(ctx.env);
+      if (agentSocket !== undefined) {
+        const renewed = await agentTokenAfterRefusal(agentSocket, refused.profile, refused.accessToken, 30, ctx);
+        const token = toToken(renewed, renewed.accessToken, refused.profile);
+        this.#cached = { token, stored: renewed };
+        return token;
+      }
       const store = await ctx.openStore();
       const profile = await store.read(refused.profile);
       const stored = profile?.token;
@@ -157,6 +170,7 @@ export class TokenProvider {
    */
   async baseUrlOf(token: Token): Promise<string | undefined> {
     const ctx = await this.#context();
+    if (agentSocketOf(ctx.env) !== undefined) return this.#agentBaseUrl;
     const key = `${token.profile}\n${this.#signature}`;
     if (this.#baseUrl?.key !== key) {
       const listed = (await ctx.openStore()).listOne(token.profile);

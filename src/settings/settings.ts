@@ -225,3 +225,11 @@ export function resolveScope(flag: string | undefined, profile: Profile | undefi
   }
   return scope;
 }
+
+/**
+ * The token agent's socket (`MMAUTH_AGENT_SOCK`, decisions 50), or undefined when none is named:
+ * with one, the agent is the only source of tokens and no local credentials are read.
+ */
+export function agentSocketOf(env: NodeJS.ProcessEnv): string | undefined {
+  return pickSetting(undefined, env.MMAUTH_AGENT_SOCK, undefined);
+}

@@ -4,6 +4,8 @@ import { bindingOf } from '../store/secrets.js';
 import type { Output } from '../ui/output.js';
 import { formatInstant } from '../ui/format.js';
 import { usableAccessToken, type UsableTokenOptions } from './usable-token.js';
+import { agentSocketOf } from '../settings/settings.js';
+import { agentTokenAfterRefusal } from './agent-token.js';
 import { followProfile } from './profile-follower.js';
 import { keepTokenFresh, type TokenKeeper } from './token-keeper.js';
 
@@ -29,6 +31,17 @@ export async function keepProfileToken(
   onToken: (accessToken: string) => void,
 ): Promise<KeptToken> {
   const first = await usableAccessToken(options, ctx, (line) => out.warn(line));
+  // From an agent: it renews (the keeper asks it again before the token goes stale, and after a refusal).
+  const agentSocket = agentSocketOf(ctx.env);
+  if (agentSocket !== undefined) {
+    const keeper = keepTokenFresh(first, options, ctx, onToken, (line) => out.warn(line), {
+      canRenew: true,
+      profileName: first.profileName,
+      renewAfterRefusal: (accessToken) =>
+        agentTokenAfterRefusal(agentSocket, first.profileName, accessToken, options.timeout, ctx),
+    });
+    return { first, keeper, baseUrl: first.baseUrl };
+  }
   const store = await ctx.openStore();
   const listed = first.stored === undefined ? undefined : store.listOne(first.profileName);
   const canRenew = listed !== undefined && renewalOf(listed, ctx.env) !== 'none';

@@ -41,6 +41,8 @@ export interface KeeperOptions {
   canRenew: boolean;
   /** The profile the token belongs to (for a renewal after a refusal). */
   profileName?: string | undefined;
+  /** Who renews after a refusal instead of this process (the agent): the token to use then. */
+  renewAfterRefusal?: ((accessToken: string) => Promise<StoredToken>) | undefined;
 }
 
 /** A warning sink that says each kind of line at most once per WARNING_INTERVAL_MS. */
@@ -176,6 +178,12 @@ export function keepTokenFresh(
     },
     async refused(accessToken) {
       if (inFlight !== undefined) await inFlight;
+      const elsewhere = keeperOptions.renewAfterRefusal;
+      if (elsewhere !== undefined) {
+        if (current.accessToken === accessToken) adopt(await elsewhere(accessToken));
+        schedule();
+        return served();
+      }
       const name = keeperOptions.profileName;
       if (current.accessToken !== accessToken || !canRenew || name === undefined) return served();
       // Soon after a refusal renewed, a further one renews only when token info no longer accepts the token (P4).

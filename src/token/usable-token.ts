@@ -7,7 +7,8 @@ import { selectAccessToken, type AccessTokenChoice } from './access-token.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import type { TokenOptions } from '../settings/setting-options.js';
 import { isFresh, renewalOf, renewToken } from '../grant/renewal.js';
-import { pickSetting, traceFor } from '../settings/settings.js';
+import { agentSocketOf, pickSetting, traceFor } from '../settings/settings.js';
+import { agentAccessToken } from './agent-token.js';
 import { selectProfile } from '../settings/profile-selection.js';
 import { openLocalTarget, requireProfile } from '../settings/target.js';
 import {
@@ -101,7 +102,8 @@ async function verification(
 }
 
 /**
- * The token `token` and `header` hand out: MMAUTH_TOKEN as given; else the profile's token, renewed
+ * The token `token` and `header` hand out: the agent's when MMAUTH_AGENT_SOCK names one
+ * (agentAccessToken, with the profile's base URL); MMAUTH_TOKEN as given; else the profile's token, renewed
  * first when it is stale (isFresh) and can be (renewToken, one request across processes), unless
  * `renew` is false. A fresh token costs no request and loads no network module. When a renewal
  * fails on the network or the server while the token has not expired, the token is handed out
@@ -114,7 +116,10 @@ export async function usableAccessToken(
   ctx: AppContext,
   onWarning: (line: string) => void,
   onStored?: (token: StoredToken) => void,
-): Promise<AccessTokenChoice & { profileName: string }> {
+): Promise<AccessTokenChoice & { profileName: string; baseUrl?: string | undefined }> {
+  // An agent named: it is the only source of tokens; no local file or keyring is read (decisions 50).
+  const agentSocket = agentSocketOf(ctx.env);
+  if (agentSocket !== undefined) return agentAccessToken(agentSocket, options, ctx);
   const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
   const deadlineAtMs = deadlineAt(options.deadline);
   if (!ctx.env.MMAUTH_TOKEN?.trim() && options.verify !== true) {

@@ -7,14 +7,11 @@ import { writeApiAnswer } from '../../ui/api-output.js';
 import { buildApiRequest, type ApiRequest } from './api-request.js';
 import { profileFlag } from '../../settings/next-step.js';
 import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP } from '../options.js';
-import { assertCredentialOrigin } from '../../grant/credential-binding.js';
-import { renewalOf, renewToken } from '../../grant/renewal.js';
-import { isVerbose, pickSetting } from '../../settings/settings.js';
-import { openLocalTarget, requireProfile } from '../../settings/target.js';
+import { isVerbose } from '../../settings/settings.js';
+import { apiTokenSource } from './api-token-source.js';
 import { resolveEndpoints } from '../../oauth/endpoints.js';
 import { redactUrl } from '../../http/redact.js';
 import { sendWithToken } from '../../http/authenticated-request.js';
-import { usableAccessToken } from '../../token/usable-token.js';
 import { monotonicMs } from '../../util/monotonic.js';
 
 /** Options of `mmauth api`. */
@@ -97,23 +94,14 @@ function isInvalidToken(response: StreamedResponse): boolean {
  */
 export async function runApi(target: string, options: ApiOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const local = await openLocalTarget(options, ctx);
-  if (!ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
-  const given = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, local.profile?.baseUrl);
-  // A stored token goes only to its own origin (decisions 5); a token given for this run may go to the URL given.
-  if (!ctx.env.MMAUTH_TOKEN?.trim()) assertCredentialOrigin(local.profileName, local.profile, options.baseUrl);
-  if (given === undefined) {
-    throw new MmauthError('no_base_url', 'no base URL', {
-      hint: `log in first, or set MMAUTH_BASE_URL${profileFlag(local.profileName)}`,
-    });
-  }
+  const source = await apiTokenSource(options, ctx, out);
   // The base-URL rules of every other command: https unless loopback, no userinfo, query or fragment.
-  const { baseUrl } = resolveEndpoints(given);
+  const { baseUrl } = resolveEndpoints(source.baseUrl);
   const request = await buildApiRequest(target, baseUrl, options, ctx);
   // Credential-like query values (access_token=, api_key=, …) become known secrets: no line prints them.
   redactUrl(request.url.href, ctx.secrets);
-  const choice = await usableAccessToken({ ...options, minTtl: 0, json: false }, ctx, (line) => out.warn(line));
-  ctx.secrets.remember(choice.accessToken);
+  const { accessToken, canReplay } = await source.token();
+  ctx.secrets.remember(accessToken);
   const trace = isVerbose(options, ctx.env) ? (line: string) => out.debug(line) : undefined;
   const send = (accessToken: string) =>
     ctx.stream(
@@ -130,31 +118,17 @@ export async function runApi(target: string, options: ApiOptions, ctx: AppContex
       },
     );
   const startedMs = monotonicMs();
-  const stored = choice.stored;
-  const profile = local.profile;
   const tokens = {
-    current: () => Promise.resolve(choice.accessToken),
+    current: () => Promise.resolve(accessToken),
     async renewAfterRefusal() {
-      if (stored === undefined) return choice.accessToken; // canReplay is false then: never asked
-      const renewed = await renewToken(
-        stored,
-        {
-          profileName: local.profileName,
-          store: local.store,
-          timeoutSeconds: options.timeout,
-          trace,
-          isAccessTokenRefused: true,
-        },
-        ctx,
-      );
+      const renewed = await source.renewAfterRefusal(trace);
       out.info('the server refused the token (invalid_token): renewed it and sent the request again');
-      return renewed.accessToken;
+      return renewed;
     },
   };
   const { answer: response } = await sendWithToken(send, tokens, {
     isRefused: isInvalidToken,
-    // The body is buffered (MAX_API_BODY_BYTES): a replay needs only a token mmauth can renew.
-    canReplay: options.renew && stored !== undefined && profile !== undefined && renewalOf(profile, ctx.env) !== 'none',
+    canReplay,
     discard: (refused) => void refused.body.resume(),
   });
   trace?.(
@@ -174,7 +148,7 @@ export async function runApi(target: string, options: ApiOptions, ctx: AppContex
     },
     (line) => out.warn(line),
   );
-  throwForStatus(response, request, local.profileName);
+  throwForStatus(response, request, source.profileName);
 }
 
 function throwForStatus(response: StreamedResponse, request: ApiRequest, profileName: string): void {

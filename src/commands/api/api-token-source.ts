@@ -1,0 +1,101 @@
+import type { AppContext } from '../../context.js';
+import { MmauthError } from '../../errors.js';
+import { assertCredentialOrigin } from '../../grant/credential-binding.js';
+import { renewalOf, renewToken } from '../../grant/renewal.js';
+import { profileFlag } from '../../settings/next-step.js';
+import { agentSocketOf, pickSetting } from '../../settings/settings.js';
+import { openLocalTarget, requireProfile } from '../../settings/target.js';
+import { agentTokenAfterRefusal } from '../../token/agent-token.js';
+import { usableAccessToken } from '../../token/usable-token.js';
+import type { Output } from '../../ui/output.js';
+import type { ApiOptions } from './api.js';
+
+/** Where `api` takes its token and base URL from: the local profile, or the agent (MMAUTH_AGENT_SOCK). */
+export interface ApiTokenSource {
+  profileName: string;
+  /** The base URL the request goes to (not yet checked by resolveEndpoints). */
+  baseUrl: string;
+  /** The token to send (usableAccessToken: renewed first when stale), asked for once the request is built. */
+  token(): Promise<{ accessToken: string; canReplay: boolean }>;
+  /** The token after a 401 invalid_token: renewed (one renewal across processes, or the agent's). */
+  renewAfterRefusal(trace: ((line: string) => void) | undefined): Promise<string>;
+}
+
+/**
+ * The token and base URL of `api`'s request: with an agent named, the agent's profile, its base URL
+ * and its token (asked at once: the agent holds the base URL)
+ * (a --base-url on another origin is `base_url_mismatch`: the token goes only to its own server) and
+ * its renewal after a refusal; else the local profile's as `token` hands it out, bound to its origin
+ * (decisions 5). Throws `no_base_url`, `base_url_mismatch`, and what usableAccessToken throws.
+ */
+export async function apiTokenSource(options: ApiOptions, ctx: AppContext, out: Output): Promise<ApiTokenSource> {
+  const agentSocket = agentSocketOf(ctx.env);
+  if (agentSocket !== undefined) {
+    const choice = await usableAccessToken({ ...options, minTtl: 0, json: false }, ctx, (line) => out.warn(line));
+    const baseUrl = choice.baseUrl;
+    if (baseUrl === undefined) {
+      throw new MmauthError('no_base_url', `the agent's profile "${choice.profileName}" has no base URL`);
+    }
+    if (options.baseUrl !== undefined && new URL(options.baseUrl).origin !== new URL(baseUrl).origin) {
+      throw new MmauthError(
+        'base_url_mismatch',
+        `--base-url ${options.baseUrl} is not the server of the agent's profile "${choice.profileName}" (${baseUrl})`,
+      );
+    }
+    return {
+      profileName: choice.profileName,
+      baseUrl,
+      token: () => Promise.resolve({ accessToken: choice.accessToken, canReplay: options.renew }),
+      async renewAfterRefusal() {
+        const renewed = await agentTokenAfterRefusal(
+          agentSocket,
+          choice.profileName,
+          choice.accessToken,
+          options.timeout,
+          ctx,
+        );
+        return renewed.accessToken;
+      },
+    };
+  }
+  const local = await openLocalTarget(options, ctx);
+  if (!ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
+  const given = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, local.profile?.baseUrl);
+  // A stored token goes only to its own origin (decisions 5); a token given for this run may go to the URL given.
+  if (!ctx.env.MMAUTH_TOKEN?.trim()) assertCredentialOrigin(local.profileName, local.profile, options.baseUrl);
+  if (given === undefined) {
+    throw new MmauthError('no_base_url', 'no base URL', {
+      hint: `log in first, or set MMAUTH_BASE_URL${profileFlag(local.profileName)}`,
+    });
+  }
+  let choice: Awaited<ReturnType<typeof usableAccessToken>> | undefined;
+  const profile = local.profile;
+  return {
+    profileName: local.profileName,
+    baseUrl: given,
+    async token() {
+      choice = await usableAccessToken({ ...options, minTtl: 0, json: false }, ctx, (line) => out.warn(line));
+      const stored = choice.stored;
+      // The body is buffered (MAX_API_BODY_BYTES): a replay needs only a token mmauth can renew.
+      const canReplay =
+        options.renew && stored !== undefined && profile !== undefined && renewalOf(profile, ctx.env) !== 'none';
+      return { accessToken: choice.accessToken, canReplay };
+    },
+    async renewAfterRefusal(trace) {
+      const stored = choice?.stored;
+      if (stored === undefined) return choice?.accessToken ?? ''; // canReplay is false then: never asked
+      const renewed = await renewToken(
+        stored,
+        {
+          profileName: local.profileName,
+          store: local.store,
+          timeoutSeconds: options.timeout,
+          trace,
+          isAccessTokenRefused: true,
+        },
+        ctx,
+      );
+      return renewed.accessToken;
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { refusedToAgent, tokenFromAgent } from '../agent/agent-client.js';
+import type { AgentToken } from '../agent/agent-protocol.js';
+import type { AppContext } from '../context.js';
+import { TOKEN_ORIGINS } from '../oauth/wire.js';
+import { pickSetting } from '../settings/settings.js';
+import type { StoredToken } from '../store/profile.js';
+import type { AccessTokenChoice } from './access-token.js';
+import { deadlineAt, msLeft } from './helper-contract.js';
+
+/** What a command asks the agent for: the profile (--profile), --min-ttl, and its time bounds. */
+export interface AgentTokenOptions {
+  profile?: string | undefined;
+  minTtl: number;
+  /** Seconds, for the request. */
+  timeout: number;
+  /** --deadline: seconds the whole command may take. */
+  deadline?: number | undefined;
+}
+
+/** An agent's token in the shape of a stored one (never with a refresh token: none crosses the socket). */
+export function storedOf(token: AgentToken, nowMs: number): StoredToken {
+  return {
+    accessToken: token.accessToken,
+    tokenType: token.tokenType.toLowerCase(),
+    scope: token.scope,
+    grant: TOKEN_ORIGINS.find((origin) => origin === token.grant) ?? 'authorization_code',
+    obtainedAt: new Date(nowMs).toISOString(),
+    expiresAt: token.expiresAt,
+  };
+}
+
+/**
+ * The token a command hands out when `MMAUTH_AGENT_SOCK` names an agent (decisions 50): asked of
+ * the agent on `socketPath` (tokenFromAgent) for --profile or MMAUTH_PROFILE among the agent's
+ * profiles (its default without either), valid for --min-ttl; no local file or keyring is read.
+ * Returns the token, its profile and base URL. Throws `agent_unreachable` or the agent's own error.
+ */
+export async function agentAccessToken(
+  socketPath: string,
+  options: AgentTokenOptions,
+  ctx: AppContext,
+): Promise<AccessTokenChoice & { profileName: string; baseUrl: string | undefined }> {
+  const profile = pickSetting(options.profile, ctx.env.MMAUTH_PROFILE, undefined);
+  const timeoutMs = Math.max(1, Math.min(options.timeout * 1000, msLeft(deadlineAt(options.deadline))));
+  const token = await tokenFromAgent(socketPath, profile, options.minTtl, timeoutMs);
+  ctx.secrets.remember(token.accessToken);
+  return {
+    accessToken: token.accessToken,
+    stored: storedOf(token, ctx.nowMs()),
+    profileName: token.profile,
+    baseUrl: token.baseUrl,
+  };
+}
+
+/**
+ * The token to use after the service refused `accessToken` of `profileName` (a 401), asked of the
+ * agent (refusedToAgent: it renews when the refusal is about the token). Throws as agentAccessToken.
+ */
+export async function agentTokenAfterRefusal(
+  socketPath: string,
+  profileName: string,
+  accessToken: string,
+  timeoutSeconds: number,
+  ctx: AppContext,
+): Promise<StoredToken> {
+  const token = await refusedToAgent(socketPath, profileName, accessToken, timeoutSeconds * 1000);
+  ctx.secrets.remember(token.accessToken);
+  return storedOf(token, ctx.nowMs());
+}
