@@ -18,6 +18,7 @@ import { registerStatus } from './commands/status.js';
 import { registerToken } from './commands/token.js';
 import type { AppContext } from './context.js';
 import { conflictMessage } from './commands/conflicts.js';
+import { noteLocalOnly } from './commands/local-only-notice.js';
 
 /** Each command's register call, in the order `mmauth --help` lists them. */
 const COMMANDS: ReadonlyArray<[string, (program: Command, ctx: AppContext) => void]> = [
@@ -95,6 +96,7 @@ programs), json-and-exit-codes.md, security.md, development.md.`,
   // Under --json, stderr carries warnings and errors only (decisions 32); `api` has no --json.
   program.hook('preAction', async (_, action) => {
     if (action.opts().json === true) (await ctx.output()).setJsonRun();
+    await noteLocalOnly(action.parent?.parent === null ? action.name() : (action.parent?.name() ?? action.name()), ctx);
   });
   const only = commandToRun(argv);
   for (const [name, register] of COMMANDS) {

@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { versioned } from '../ui/json-document.js';
 import type { Output } from '../ui/output.js';
+import { withoutAgent } from './local-only-notice.js';
 
 /** Options of `mmauth agent`. */
 export interface AgentOptions {
@@ -86,8 +87,8 @@ export async function runAgent(options: AgentOptions, ctx: AppContext): Promise<
     return;
   }
   // The agent itself reads the local store, never another agent.
-  const env = { ...ctx.env, MMAUTH_AGENT_SOCK: '' };
-  const local: AppContext = { ...ctx, env };
+  const local = withoutAgent(ctx);
+  const env = local.env;
   const store = await local.openStore();
   const { selectProfile } = await import('../settings/profile-selection.js');
   const profiles = options.profile ?? [(await selectProfile(undefined, local, store)).name];
@@ -150,7 +151,8 @@ async function serveAgent(
         profileName: profiles[0] ?? 'default',
         origin: undefined,
       });
-      const status = failure.exitCode === 2 ? 400 : failure.exitCode === 4 ? 403 : failure.exitCode === 3 ? 503 : 500;
+      const isRefusal = failure.code === 'forbidden_origin' || failure.exitCode === 4;
+      const status = isRefusal ? 403 : failure.exitCode === 2 ? 400 : failure.exitCode === 3 ? 503 : 500;
       const document = versioned({
         error: {
           code: failure.code,

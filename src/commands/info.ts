@@ -8,6 +8,7 @@ import { resolveTarget } from '../settings/target.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { isFresh, renewalOf } from '../grant/renewal.js';
 import { usableAccessToken } from '../token/usable-token.js';
+import { withoutAgent } from './local-only-notice.js';
 
 /** Registers `mmauth info`; the logic is runInfo. */
 export function registerInfo(program: Command, ctx: AppContext): void {
@@ -41,7 +42,9 @@ export interface InfoOptions extends CommonOptions {
  * `--no-renew` not to); a locally valid token the server refuses is reported, not renewed around.
  * Throws `not_logged_in`, `token_inactive` (401), network and malformed-answer errors.
  */
-export async function runInfo(options: InfoOptions, ctx: AppContext): Promise<void> {
+export async function runInfo(options: InfoOptions, given: AppContext): Promise<void> {
+  // This machine's own profile: a token from an agent never goes to the server named here.
+  const ctx = withoutAgent(given);
   const out = await ctx.output();
   let target = await resolveTarget(options, ctx, { needsStoredToken: true });
   const { profile } = target;

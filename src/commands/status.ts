@@ -1,5 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
+import { agentSocketOf } from '../settings/settings.js';
 import { hasErrorCode, MmauthError } from '../errors.js';
 import { LOST_KEY } from '../store/credential-vault.js';
 import type { ProfileStore } from '../store/store-types.js';
@@ -84,6 +85,11 @@ function describeState(state: TokenState, profile: ListedProfile, nowMs: number,
  */
 export async function runStatus(options: StatusOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
+  const agentSocket = agentSocketOf(ctx.env);
+  if (agentSocket !== undefined) {
+    const { runAgentStatus } = await import('./agent/agent-status.js');
+    return runAgentStatus(agentSocket, options, ctx, out);
+  }
   const store = await ctx.openStore();
   const selection = await selectProfile(options.profile, ctx, store);
   const selected = selection.name;

@@ -1,0 +1,54 @@
+import { chmodSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { BIN, HEADLESS_BROWSER, makeConfigDir, runCli, startCli, type RunningCli } from './cli.js';
+import type { TestEmulator } from './emulator.js';
+
+/** A short socket path of the test's own (Unix sockets allow about 100 bytes), in a private directory. */
+export function agentSocketPath(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mmauth-agent-'));
+  chmodSync(dir, 0o700);
+  return join(dir, 'agent.sock');
+}
+
+/**
+ * Two profiles at `emulator` in a fresh config directory (file store): `work` (code flow, refresh
+ * token) and `other` (client credentials); the environment that reaches them (secret included).
+ */
+export async function hostProfiles(
+  emulator: TestEmulator,
+): Promise<{ configDir: string; env: Record<string, string> }> {
+  const configDir = makeConfigDir();
+  const env = {
+    MMAUTH_CONFIG_DIR: configDir,
+    MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
+    MMAUTH_CREDENTIAL_STORE: 'file',
+  };
+  const loginEnv = emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' });
+  expect((await runCli(['login', '--profile', 'work'], { env: loginEnv })).code).toBe(0);
+  expect((await runCli(['client-credentials', '--profile', 'other'], { env: loginEnv })).code).toBe(0);
+  return { configDir, env };
+}
+
+/** `mmauth agent --foreground --json --socket SOCKET ARGS`, ended with the test; resolves once it listens. */
+export async function startAgent(
+  env: Record<string, string>,
+  args: string[] = ['--profile', 'work'],
+  socket = agentSocketPath(),
+): Promise<{ agent: RunningCli; socket: string; pid: number }> {
+  const agent = startCli(['agent', '--foreground', '--json', '--socket', socket, ...args], { env, timeoutMs: 120_000 });
+  const [line] = await agent.waitForStdout(/\{"schema_version":1,"socket":"[^"]+","pid":\d+\}/, 15_000);
+  const { pid } = JSON.parse(line) as { pid: number };
+  return { agent, socket, pid };
+}
+
+/** An environment with nothing of the host's grant: an empty config directory, another HOME, the agent's socket. */
+export function farSideEnv(socket: string): Record<string, string> {
+  const home = mkdtempSync(join(tmpdir(), 'mmauth-far-home-'));
+  const configDir = join(home, 'config');
+  mkdirSync(configDir, { mode: 0o700 });
+  return { MMAUTH_AGENT_SOCK: socket, MMAUTH_CONFIG_DIR: configDir, HOME: home };
+}
+
+export { BIN };
