@@ -26,6 +26,7 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   cli: ['commands', 'context', 'errors', 'exit-codes', 'failure', 'program', 'settings'],
   program: ['commands', 'context'],
   commands: [
+    'agent',
     'browser',
     'context',
     'emulator',
@@ -46,7 +47,9 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   // The library's entry and layer (issue 32): the core only, never the command line.
   index: ['errors', 'library'],
   library: ['context', 'errors', 'exit-codes', 'grant', 'http', 'settings', 'store', 'token', 'util'],
-  token: ['context', 'errors', 'grant', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
+  token: ['agent', 'context', 'errors', 'grant', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
+  // The token agent's protocol, client and server (mmauth agent): what crosses its socket, nothing of the store.
+  agent: ['errors', 'loopback/peer-check', 'util'],
   settings: ['context', 'errors', 'grant', 'oauth', 'store', 'util'],
   'exit-codes': ['errors'],
   context: ['browser', 'errors', 'http', 'oauth', 'store', 'ui', 'util'],
@@ -82,7 +85,7 @@ const ALLOWED_PACKAGES: Record<string, readonly string[]> = {
 };
 
 /** Layers below the commands: they raise coded errors and leave exit codes and hints to the failure map. */
-const LOWER_LAYERS = ['grant', 'oauth', 'http', 'loopback', 'store'];
+const LOWER_LAYERS = ['agent', 'grant', 'oauth', 'http', 'loopback', 'store'];
 
 /** Whether `name` is a package only the command line may load. */
 function isCommandLinePackage(name: string): boolean {

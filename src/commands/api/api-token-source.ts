@@ -8,7 +8,17 @@ import { openLocalTarget, requireProfile } from '../../settings/target.js';
 import { agentTokenAfterRefusal } from '../../token/agent-token.js';
 import { usableAccessToken } from '../../token/usable-token.js';
 import type { Output } from '../../ui/output.js';
-import type { ApiOptions } from './api.js';
+
+/** What of `api`'s options says where its token comes from. */
+export interface ApiTokenOptions {
+  profile?: string;
+  /** The service's base URL for this run (decisions 5: it must be the origin the credentials are bound to). */
+  baseUrl?: string;
+  timeout: number;
+  verbose?: boolean;
+  /** false with --no-renew. */
+  renew: boolean;
+}
 
 /** Where `api` takes its token and base URL from: the local profile, or the agent (MMAUTH_AGENT_SOCK). */
 export interface ApiTokenSource {
@@ -28,7 +38,7 @@ export interface ApiTokenSource {
  * its renewal after a refusal; else the local profile's as `token` hands it out, bound to its origin
  * (decisions 5). Throws `no_base_url`, `base_url_mismatch`, and what usableAccessToken throws.
  */
-export async function apiTokenSource(options: ApiOptions, ctx: AppContext, out: Output): Promise<ApiTokenSource> {
+export async function apiTokenSource(options: ApiTokenOptions, ctx: AppContext, out: Output): Promise<ApiTokenSource> {
   const agentSocket = agentSocketOf(ctx.env);
   if (agentSocket !== undefined) {
     const choice = await usableAccessToken({ ...options, minTtl: 0, json: false }, ctx, (line) => out.warn(line));
