@@ -9,6 +9,7 @@ export const ERROR_CODES = [
   // Bad or missing input (exit 2).
   'usage',
   'forbidden_origin',
+  'sandbox_unavailable',
   'conflicting_options',
   'invalid_base_url',
   'insecure_base_url',

@@ -18,6 +18,7 @@ const REFUSALS = new Set(['invalid_client', 'invalid_grant', 'unauthorized_clien
 const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   usage: ExitCode.usage,
   forbidden_origin: ExitCode.usage,
+  sandbox_unavailable: ExitCode.usage,
   conflicting_options: ExitCode.usage,
   invalid_base_url: ExitCode.usage,
   insecure_base_url: ExitCode.usage,

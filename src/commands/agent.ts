@@ -37,14 +37,16 @@ export function registerAgent(program: Command, ctx: AppContext): void {
     .addHelpText(
       'after',
       `
-The agent holds the grant; programs anywhere the socket reaches ask it for the current access token:
-  $ eval "$(mmauth agent --profile work)"        # MMAUTH_AGENT_SOCK=…; export MMAUTH_AGENT_SOCK;
+The agent holds the grant; programs anywhere its socket reaches ask it for the current access token
+(never a refresh token or a secret). With MMAUTH_AGENT_SOCK set, token, header, api, proxy, exec,
+status and the library take tokens from the agent only. More: docs/agent.md.
+
+Examples:
+  $ eval "$(mmauth agent --profile work)"          # MMAUTH_AGENT_SOCK=…; export MMAUTH_AGENT_SOCK;
   $ docker run -v "$MMAUTH_AGENT_SOCK:/run/mmauth.sock" -e MMAUTH_AGENT_SOCK=/run/mmauth.sock IMAGE mmauth token
-  $ ssh -R /tmp/mmauth.sock:"$MMAUTH_AGENT_SOCK" host   # then MMAUTH_AGENT_SOCK=/tmp/mmauth.sock there
+  $ ssh -R /tmp/mmauth.sock:"$MMAUTH_AGENT_SOCK" host     # then MMAUTH_AGENT_SOCK=/tmp/mmauth.sock there
   $ curl --unix-socket "$MMAUTH_AGENT_SOCK" 'http://agent/v1/token?profile=work'
-  $ mmauth agent --stop
-With MMAUTH_AGENT_SOCK set, token, header, api, proxy, exec, status and the library take tokens
-from the agent only. More: docs/agent.md.`,
+  $ mmauth agent --stop`,
     )
     .action(async (options) => runAgent(options, ctx));
 }

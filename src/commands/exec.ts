@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { withRenewalOptions, withTokenOptions } from './options.js';
 import type { UsableTokenOptions } from '../token/usable-token.js';
+import type { Sandbox } from './exec/sandbox-plan.js';
 
 /** Options of `mmauth exec`. */
 export interface ExecOptions extends UsableTokenOptions {
@@ -13,6 +14,11 @@ export interface ExecOptions extends UsableTokenOptions {
   serve?: boolean;
   /** Give the child only an authenticating proxy (MMAUTH_API_URL), no token. */
   proxy?: boolean;
+  /** With --proxy: the methods and path prefixes the child may use (as `proxy`'s). */
+  allowMethods?: string;
+  allowPaths?: string[];
+  /** Run the child under bubblewrap, where the grant is not (Linux). */
+  sandbox?: boolean;
 }
 
 /**
@@ -42,6 +48,12 @@ export function registerExec(program: Command, ctx: AppContext): void {
       '--proxy',
       'give the child only MMAUTH_API_URL and MMAUTH_API_SOCKET, an authenticating proxy to the API: no token at all',
     )
+    .option('--allow-methods <list>', 'with --proxy: only these methods, comma-separated (as proxy)')
+    .option('--allow-paths <prefix...>', 'with --proxy: only paths under these, by whole segments (as proxy)')
+    .option(
+      '--sandbox',
+      "run the child under bubblewrap (Linux): no config directory, keyring, mmauth's processes or secrets in its reach",
+    )
     .description(
       'run a program with a token that stays valid while it runs: MMAUTH_TOKEN at start, MMAUTH_TOKEN_FILE kept current, --serve for an endpoint (never the refresh token or client secret)',
     )
@@ -57,7 +69,8 @@ Examples:
   $ mmauth exec -- ./sync-maps.sh
   $ mmauth exec --profile ci --serve -- python export.py
   $ mmauth exec --token-env MAPS_TOKEN -- env | grep MAPS_TOKEN
-  $ mmauth exec --proxy -- sh -c 'curl -s "$MMAUTH_API_URL/api/me"'`,
+  $ mmauth exec --proxy -- sh -c 'curl -s "$MMAUTH_API_URL/api/me"'
+  $ mmauth exec --sandbox --proxy -- ./agent     # a program you do not trust: no grant in its reach`,
     )
     .action(async (command, options) => runExec(command, options, ctx));
 }
@@ -87,9 +100,14 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.tokenEnv)) {
     throw new MmauthError('usage', `--token-env "${options.tokenEnv}" is not a variable name`);
   }
+  if ((options.allowMethods !== undefined || options.allowPaths !== undefined) && options.proxy !== true) {
+    throw new MmauthError('usage', '--allow-methods and --allow-paths go with --proxy');
+  }
+  // Refused before anything runs or is asked: no bwrap, or a bus no path can hide (decisions 51).
+  const sandbox = options.sandbox === true ? await (await import('./exec/sandbox-plan.js')).sandboxFor(ctx) : undefined;
   if (options.proxy === true) {
     if (options.serve === true) throw new MmauthError('usage', '--proxy gives the child no token: drop --serve');
-    return runExecProxied(program, args, options, ctx);
+    return runExecProxied(program, args, options, ctx, sandbox);
   }
   const [{ createTokenFile }, { keepProfileToken }] = await Promise.all([
     import('./exec/token-file.js'),
@@ -119,7 +137,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
             ...(server.socketPath === undefined ? {} : { MMAUTH_TOKEN_SOCKET: server.socketPath }),
           }),
     });
-    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), file.dir));
+    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), file.dir, sandbox));
   } finally {
     // A renewal in flight is waited for, so the pair it brings is stored, never lost (issue 30).
     await keeper.stop();
@@ -132,13 +150,19 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
  * `exec --proxy`: the child gets MMAUTH_API_URL, the address of an authenticating proxy to the
  * profile's API (startProfileProxy), and MMAUTH_API_SOCKET, its Unix socket, and no token at all: no variable, no file, no endpoint (issue 33).
  */
-async function runExecProxied(program: string, args: string[], options: ExecOptions, ctx: AppContext): Promise<void> {
+async function runExecProxied(
+  program: string,
+  args: string[],
+  options: ExecOptions,
+  ctx: AppContext,
+  sandbox: Sandbox | undefined,
+): Promise<void> {
   const out = await ctx.output();
   const { startProfileProxy } = await import('./proxy.js');
   const proxy = await startProfileProxy({ ...options, port: 0 }, ctx, out);
   try {
     const env = childEnvironment(ctx.env, { MMAUTH_API_URL: proxy.url, MMAUTH_API_SOCKET: proxy.socketPath });
-    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), ''));
+    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), '', sandbox));
   } finally {
     await proxy.close();
   }
@@ -155,20 +179,33 @@ async function runChild(
   env: NodeJS.ProcessEnv,
   onError: (line: string) => void,
   privateDir: string,
+  sandbox?: Sandbox,
 ): Promise<number> {
   const [{ spawn }, { startWatchdog }] = await Promise.all([
     import('node:child_process'),
     import('./exec/watchdog.js'),
   ]);
+  const sandboxRun = sandbox === undefined ? undefined : await import('./exec/sandbox-run.js');
   // While the child runs, signals are its: the process's own Ctrl-C handling steps aside.
   const saved = process.listeners('SIGINT');
   process.removeAllListeners('SIGINT');
   const forwarders = FORWARDED.map((signal) => {
-    const forward = () => child.kill(signal);
+    const forward = () => {
+      const pid = sandboxed?.signalTarget() ?? child.pid;
+      try {
+        if (pid !== undefined) process.kill(pid, signal);
+      } catch {
+        // Already gone: its exit is on its way.
+      }
+    };
     process.on(signal, forward);
     return () => process.off(signal, forward);
   });
-  const child = spawn(program, args, { stdio: 'inherit', env });
+  const sandboxed =
+    sandbox === undefined || sandboxRun === undefined
+      ? undefined
+      : sandboxRun.spawnSandboxed(sandbox.bwrap, sandbox.plan, [program, ...args], env);
+  const child = sandboxed?.child ?? spawn(program, args, { stdio: 'inherit', env });
   // Ends the child if this process is killed without its clean-up (kill -9: attacks N7). Started once
   // the child has run WATCHDOG_DELAY_MS: a short child (a test, `true`) never pays for a second Node.
   let watchdog: { release(): void } | undefined;
@@ -183,6 +220,12 @@ async function runChild(
         resolve(isMissing ? 127 : 126);
       });
       child.once('exit', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
+    }).then(async (code) => {
+      // bwrap that exits before the command started could not set the sandbox up: nothing ran.
+      if (sandboxed !== undefined && !(await sandboxed.started)) {
+        throw sandboxRun?.sandboxFailed(code);
+      }
+      return code;
     });
   } finally {
     clearTimeout(watchdogTimer);

@@ -71,6 +71,10 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
       return details.reason === 'not_tls'
         ? 'use http:// if the server is plain http on loopback, or the port that serves https'
         : 'if the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (PEM)';
+    case 'sandbox_unavailable':
+      return error.details.reason === 'abstract_bus'
+        ? 'run it where the session bus listens on a path (unix:path=…, most desktops), or without DBUS_SESSION_BUS_ADDRESS and the keyring (MMAUTH_CREDENTIAL_STORE=file); mmauth doctor says whether --sandbox works here'
+        : 'install bubblewrap (Debian and Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap) and make sure user namespaces are allowed; mmauth doctor says whether --sandbox works here';
     case 'agent_unreachable':
       return 'start the agent where the grant is (eval "$(mmauth agent)") and forward its socket here, or unset MMAUTH_AGENT_SOCK to use this machine\'s own profiles';
     case 'profile_not_served':

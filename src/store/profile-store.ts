@@ -24,6 +24,11 @@ function storeError(code: Extract<ErrorCode, `store_${string}`>, message: string
   return new MmauthError(code, message, { cause });
 }
 
+/** The default config directory, where conf puts it without MMAUTH_CONFIG_DIR (env-paths: `~/.config/mmauth` on Linux). */
+export function defaultConfigDir(): string {
+  return envPaths('mmauth', { suffix: '' }).config;
+}
+
 /** The config file's absolute path: `config.json` in MMAUTH_CONFIG_DIR, else where conf puts it (env-paths). */
 function configFilePath(location: StoreLocation): string {
   return resolve(location.configDir ?? envPaths('mmauth', { suffix: '' }).config, 'config.json');

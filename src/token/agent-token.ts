@@ -1,4 +1,3 @@
-import { refusedToAgent, tokenFromAgent } from '../agent/agent-client.js';
 import type { AgentToken } from '../agent/agent-protocol.js';
 import type { AppContext } from '../context.js';
 import { TOKEN_ORIGINS } from '../oauth/wire.js';
@@ -42,6 +41,8 @@ export async function agentAccessToken(
 ): Promise<AccessTokenChoice & { profileName: string; baseUrl: string | undefined }> {
   const profile = pickSetting(options.profile, ctx.env.MMAUTH_PROFILE, undefined);
   const timeoutMs = Math.max(1, Math.min(options.timeout * 1000, msLeft(deadlineAt(options.deadline))));
+  // Loaded here: node:http is no cost of a `token` that reads the local store.
+  const { tokenFromAgent } = await import('../agent/agent-client.js');
   const token = await tokenFromAgent(socketPath, profile, options.minTtl, timeoutMs);
   ctx.secrets.remember(token.accessToken);
   return {
@@ -63,6 +64,7 @@ export async function agentTokenAfterRefusal(
   timeoutSeconds: number,
   ctx: AppContext,
 ): Promise<StoredToken> {
+  const { refusedToAgent } = await import('../agent/agent-client.js');
   const token = await refusedToAgent(socketPath, profileName, accessToken, timeoutSeconds * 1000);
   ctx.secrets.remember(token.accessToken);
   return storedOf(token, ctx.nowMs());

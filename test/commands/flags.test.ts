@@ -131,9 +131,9 @@ describe('buildProgram registers only the command argv names outright', () => {
   const names = (argv?: string[]) =>
     (buildProgram(createTestContext(), '0.0.0', argv) as unknown as Command).commands.map((c) => c.name());
 
-  it('all sixteen without argv, for global help, help, an unknown word and completion', () => {
+  it('all seventeen without argv, for global help, help, an unknown word and completion', () => {
     const all = names();
-    expect(all).toHaveLength(16);
+    expect(all).toHaveLength(17);
     for (const argv of [['--help'], [], ['help', 'token'], ['tokn'], ['completion', 'bash'], ['--version']]) {
       expect(names(['node', 'mmauth', ...argv])).toEqual(all);
     }

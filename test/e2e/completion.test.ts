@@ -12,6 +12,7 @@ const COMMANDS = [
   'api',
   'exec',
   'proxy',
+  'agent',
   'header',
   'status',
   'logout',

@@ -17,6 +17,8 @@ import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP, type LocalOptions } from
 import { checkKeyring } from './doctor-keyring.js';
 import { checkServerMetadata } from './doctor-metadata.js';
 import { checkCallbackPath } from './doctor-callback-path.js';
+import { checkSandbox } from './doctor-sandbox.js';
+import { withoutAgent } from '../local-only-notice.js';
 import { isVerbose, pickSetting } from '../../settings/settings.js';
 import { describeSelection, selectProfile } from '../../settings/profile-selection.js';
 import { requireProfile } from '../../settings/target.js';
@@ -62,7 +64,9 @@ Examples:
  * with its fix; --json prints `{profile, ok, checks: [{name, status, detail, fix}]}`. Throws
  * `doctor_failed` (exit 1) after printing when a check failed; warnings alone exit 0.
  */
-export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promise<void> {
+export async function runDoctor(options: DoctorOptions, given: AppContext): Promise<void> {
+  // This machine's own profile and setup, whatever agent MMAUTH_AGENT_SOCK names.
+  const ctx = withoutAgent(given);
   const out = await ctx.output();
   const store = await ctx.openStore();
   const selection = await selectProfile(options.profile, ctx, store);
@@ -120,7 +124,7 @@ export async function runDoctor(options: DoctorOptions, ctx: AppContext): Promis
         checks.push(await checkStoredToken(server, profile, profileName, ctx));
     }
   }
-  checks.push(checkBrowser(ctx.env, ctx.platform), await checkLoopback());
+  checks.push(checkBrowser(ctx.env, ctx.platform), await checkLoopback(), await checkSandbox(ctx));
   const isOk = checks.every((check) => check.status !== 'fail');
   if (options.json === true)
     out.json(
