@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import type { AppContext } from '../../context.js';
 import { isMmauthError } from '../../errors.js';
 import { busSocketPaths, findBwrap } from '../exec/sandbox.js';
@@ -21,6 +20,7 @@ export async function checkSandbox(ctx: AppContext): Promise<Check> {
       'install bubblewrap (Debian and Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)',
     );
   }
+  const { execFile } = await import('node:child_process');
   const failure = await new Promise<string | undefined>((resolve) => {
     execFile(
       bwrap,

@@ -1,0 +1,129 @@
+#!/usr/bin/env node
+// `node bench/agent.mjs`: the token agent's and the sandbox's rows of `npm run bench`. Against the
+// built emulator and a `mmauth agent --foreground` on a socket of its own: a token asked over the
+// socket by a client in one process (the library's client, 2,000 sequential requests: median and
+// p99), tokens per second over 10 connections (autocannon on the socket, 5 s), `mmauth token`
+// through the agent beside `mmauth token` from the local store (interleaved pairs), and `exec
+// --sandbox -- true` beside `exec -- true`. Every command runs without NODE_EXTRA_CA_CERTS. Needs a
+// built tree (`npm ci` builds it); the sandbox row needs bubblewrap.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = join(root, 'bin', 'mmauth.cjs');
+const TARGETS = { medianMs: 0.3, p99Ms: 1, tokensPerSecond: 10_000, tokenRatio: 1.1, sandboxOverMs: 30 };
+const PAIRS = 15;
+
+const { startEmulator } = await import(join(root, 'dist', 'emulator', 'index.js'));
+const { tokenFromAgent } = await import(join(root, 'dist', 'agent', 'agent-client.js'));
+const { default: autocannon } = await import('autocannon');
+
+const quantile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+};
+const median = (values) => quantile(values, 0.5);
+const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
+
+const work = mkdtempSync(join(tmpdir(), 'mmauth-bench-agent-'));
+const emulator = await startEmulator({ port: 0, autoApprove: true });
+const env = {
+  ...process.env,
+  MMAUTH_CONFIG_DIR: join(work, 'config'),
+  MMAUTH_BASE_URL: emulator.baseUrl,
+  MMAUTH_CLIENT_ID: emulator.client.clientId,
+  MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
+  MMAUTH_CREDENTIAL_STORE: 'file',
+};
+delete env.NODE_EXTRA_CA_CERTS;
+delete env.MMAUTH_AGENT_SOCK;
+/** Runs mmauth in a child and waits without blocking this process (the emulator answers from it). */
+const mmauth = (args, extraEnv = {}) =>
+  new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...env, ...extraEnv }, stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolveRun() : reject(new Error(`mmauth ${args.join(' ')}: exit ${code}`)),
+    );
+  });
+await mmauth(['client-credentials']);
+
+const socket = join(work, 'agent.sock');
+const agent = spawn(process.execPath, [BIN, 'agent', '--foreground', '--json', '--socket', socket], {
+  env,
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+await new Promise((resolveStart) => agent.stdout.once('data', resolveStart));
+
+// A client in one process: the library's own client of the protocol.
+for (let i = 0; i < 200; i++) await tokenFromAgent(socket, undefined, 0, 5_000);
+const latencies = [];
+for (let i = 0; i < 2_000; i++) {
+  const startedMs = nowMs();
+  await tokenFromAgent(socket, undefined, 0, 5_000);
+  latencies.push(nowMs() - startedMs);
+}
+const throughput = await autocannon({
+  url: 'http://agent/v1/token',
+  socketPath: socket,
+  connections: 10,
+  duration: 5,
+});
+
+/** Wall time of one spawned run, in ms. */
+const timed = (args, extraEnv) => {
+  const startedMs = nowMs();
+  const result = spawnSync(process.execPath, [BIN, ...args], { env: { ...env, ...extraEnv }, stdio: 'ignore' });
+  if (result.status !== 0) throw new Error(`mmauth ${args.join(' ')}: exit ${result.status}`);
+  return nowMs() - startedMs;
+};
+/** Medians of A and B run alternately (A B A B …) after one warm-up each. */
+const interleaved = (a, b) => {
+  a();
+  b();
+  const times = { a: [], b: [] };
+  for (let i = 0; i < PAIRS; i++) {
+    times.a.push(a());
+    times.b.push(b());
+  }
+  return { a: median(times.a), b: median(times.b) };
+};
+const empty = mkdtempSync(join(tmpdir(), 'mmauth-bench-far-'));
+const viaAgent = { MMAUTH_AGENT_SOCK: socket, MMAUTH_CONFIG_DIR: empty };
+// spawnSync blocks this process: the agent answers from its own, and the tokens are fresh (no emulator request).
+const token = interleaved(
+  () => timed(['token'], viaAgent),
+  () => timed(['token'], {}),
+);
+const hasBwrap = spawnSync('bwrap', ['--version']).status === 0;
+const sandbox = hasBwrap
+  ? interleaved(
+      () => timed(['exec', '--sandbox', '--', 'true'], {}),
+      () => timed(['exec', '--', 'true'], {}),
+    )
+  : undefined;
+
+agent.kill('SIGTERM');
+await emulator.close();
+rmSync(work, { recursive: true, force: true });
+rmSync(empty, { recursive: true, force: true });
+
+const med = median(latencies);
+const p99 = quantile(latencies, 0.99);
+const rps = throughput.requests.average;
+const ratio = token.a / token.b;
+const verdict = (ok) => (ok ? 'met' : 'NOT met');
+const rows = [
+  '| agent row | measured | target | |',
+  '| --- | --- | --- | --- |',
+  `| a token over the socket, one client in one process (2,000 sequential) | median ${med.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms | median ≤ ${TARGETS.medianMs} ms, p99 ≤ ${TARGETS.p99Ms} ms | ${verdict(med <= TARGETS.medianMs && p99 <= TARGETS.p99Ms)} |`,
+  `| tokens over the socket, 10 connections (autocannon, 5 s) | ${Math.round(rps).toLocaleString('en')} /s (${throughput.non2xx} not 2xx) | ≥ ${TARGETS.tokensPerSecond.toLocaleString('en')} /s | ${verdict(rps >= TARGETS.tokensPerSecond)} |`,
+  `| \`mmauth token\` through the agent / from the local store (${PAIRS} interleaved pairs) | ${token.a.toFixed(1)} / ${token.b.toFixed(1)} ms = ${ratio.toFixed(2)}× | ≤ ${TARGETS.tokenRatio}× | ${verdict(ratio <= TARGETS.tokenRatio)} |`,
+  sandbox === undefined
+    ? '| `exec --sandbox -- true` | bubblewrap missing: not measured | | |'
+    : `| \`exec --sandbox -- true\` / \`exec -- true\` (${PAIRS} interleaved pairs) | ${sandbox.a.toFixed(1)} / ${sandbox.b.toFixed(1)} ms = +${(sandbox.a - sandbox.b).toFixed(1)} ms | ≤ +${TARGETS.sandboxOverMs} ms | ${verdict(sandbox.a - sandbox.b <= TARGETS.sandboxOverMs)} |`,
+];
+console.log(rows.join('\n'));
