@@ -1,4 +1,3 @@
-import { request, type IncomingMessage } from 'node:http';
 import { isMmauthError, MmauthError, type ErrorCode, ERROR_CODES } from '../errors.js';
 import {
   parseAgentStatus,
@@ -32,65 +31,110 @@ function agentError(json: unknown, status: number): MmauthError {
   });
 }
 
-/** One request to the agent on `socketPath`; resolves with the status and parsed JSON. Throws `agent_unreachable`. */
-function ask(
+/** The status and body of a raw HTTP/1.1 answer, or undefined while it is not whole. */
+function parseAnswer(bytes: Buffer): { status: number; body: Buffer } | undefined {
+  const headEnd = bytes.indexOf('\r\n\r\n');
+  if (headEnd === -1) return undefined;
+  const head = bytes.subarray(0, headEnd).toString('latin1');
+  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? NaN);
+  const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? NaN);
+  const body = bytes.subarray(headEnd + 4);
+  if (!Number.isFinite(status) || !Number.isFinite(length) || body.length < length) return undefined;
+  return { status, body: body.subarray(0, length) };
+}
+
+/** Connections to an agent kept open between requests, by socket path (unref'd: they never keep a process alive). */
+const idle = new Map<string, import('node:net').Socket[]>();
+
+/** The reason a connection failed, in words. */
+function failureOf(error: NodeJS.ErrnoException): string {
+  if (error.code === 'ENOENT') return 'no such socket (is the agent running, and its socket forwarded here?)';
+  if (error.code === 'ECONNREFUSED') return 'nothing listens there (the agent stopped)';
+  if (error.code === 'EACCES') return 'permission denied';
+  return error.message;
+}
+
+/**
+ * One request to the agent on `socketPath`, HTTP/1.1 over `node:net` (the agent always sends a
+ * Content-Length; node:http would cost every `mmauth token` through the agent about 10 ms more to
+ * load), on a kept connection when one is idle (a second request of a process costs no connect);
+ * resolves with the status and parsed JSON. A kept connection the agent closed meanwhile is
+ * replaced once. Throws `agent_unreachable`.
+ */
+async function ask(
   socketPath: string,
   method: 'GET' | 'POST',
   path: string,
   body: string | undefined,
   timeoutMs: number,
 ): Promise<{ status: number; json: unknown }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        socketPath,
-        method,
-        path,
-        // `agent` names no host: the socket is the address; a forwarded socket answers the same.
-        headers: {
-          host: 'agent',
-          accept: 'application/json',
-          ...(body === undefined
-            ? {}
-            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }),
-        },
-        timeout: timeoutMs,
-      },
-      (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > MAX_ANSWER_BYTES) req.destroy(new Error('answer too large'));
-          else chunks.push(chunk);
-        });
-        res.on('end', () => {
-          try {
-            resolve({
-              status: res.statusCode ?? 0,
-              json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown,
-            });
-          } catch {
-            reject(unreachable(socketPath, `it answered HTTP ${res.statusCode ?? 0} without a JSON document`));
-          }
-        });
-        res.on('error', (error) => reject(unreachable(socketPath, error.message)));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`)));
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      const why =
-        error.code === 'ENOENT'
-          ? 'no such socket (is the agent running, and its socket forwarded here?)'
-          : error.code === 'ECONNREFUSED'
-            ? 'nothing listens there (the agent stopped)'
-            : error.code === 'EACCES'
-              ? 'permission denied'
-              : error.message;
-      reject(isMmauthError(error) ? error : unreachable(socketPath, why));
+  const { connect } = await import('node:net');
+  const length =
+    body === undefined ? '' : `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
+  // `agent` names no host: the socket is the address; a forwarded socket answers the same.
+  const request = `${method} ${path} HTTP/1.1\r\nhost: agent\r\naccept: application/json\r\n${length}\r\n${body ?? ''}`;
+  const once = (isReused: boolean, socket: import('node:net').Socket) =>
+    new Promise<{ status: number; json: unknown }>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let isDone = false;
+      const finish = (error: MmauthError | undefined, answer?: { status: number; json: unknown }) => {
+        if (isDone) return;
+        isDone = true;
+        clearTimeout(timer);
+        socket.removeAllListeners('data').removeAllListeners('end').removeAllListeners('error');
+        if (error !== undefined) {
+          socket.destroy();
+          reject(error);
+        } else if (answer !== undefined) {
+          // Kept for the next request, silently closed when it errs meanwhile.
+          socket.on('error', () => socket.destroy()).unref();
+          idle.set(socketPath, [...(idle.get(socketPath) ?? []), socket]);
+          resolve(answer);
+        }
+      };
+      const timer = setTimeout(
+        () => finish(unreachable(socketPath, `no answer within ${Math.round(timeoutMs / 1000)} s`)),
+        timeoutMs,
+      );
+      socket.ref();
+      socket.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_ANSWER_BYTES) return finish(unreachable(socketPath, 'its answer is too large'));
+        chunks.push(chunk);
+        const answer = parseAnswer(Buffer.concat(chunks));
+        if (answer === undefined) return;
+        try {
+          finish(undefined, { status: answer.status, json: JSON.parse(answer.body.toString('utf8')) as unknown });
+        } catch {
+          finish(unreachable(socketPath, `it answered HTTP ${answer.status} without a JSON document`));
+        }
+      });
+      const closed = (why: string) =>
+        finish(
+          isReused && size === 0
+            ? new MmauthError('unexpected', 'reused connection closed')
+            : unreachable(socketPath, why),
+        );
+      socket.on('end', () => closed('it closed the connection without a whole answer'));
+      socket.on('error', (error: NodeJS.ErrnoException) => closed(failureOf(error)));
+      socket.write(request);
     });
-    req.end(body);
+  const kept = idle.get(socketPath)?.pop();
+  if (kept !== undefined && !kept.destroyed) {
+    try {
+      return await once(true, kept);
+    } catch (error) {
+      // Closed by the agent while idle (its 5 s limit): once more on a new connection.
+      if (!(isMmauthError(error) && error.code === 'unexpected')) throw error;
+    }
+  }
+  const fresh = connect({ path: socketPath });
+  await new Promise<void>((resolve, reject) => {
+    fresh.once('connect', () => resolve());
+    fresh.once('error', (error: NodeJS.ErrnoException) => reject(unreachable(socketPath, failureOf(error))));
   });
+  return once(false, fresh);
 }
 
 /** The token answer of `answer`, or the agent's error. */
