@@ -32,7 +32,7 @@ async function report(
   error: unknown,
   ctx: AppContext,
   context: FailureContext,
-  flags: { isVerbose: boolean; isJson: boolean },
+  flags: { isVerbose: boolean; isJson: boolean; isHelperForm?: boolean },
 ): Promise<number> {
   const out = await ctx.output();
   const printJson = (failure: FailureReport) => {
@@ -49,7 +49,7 @@ async function report(
           ...(status === undefined ? {} : { status }),
         },
       },
-      { redact: true },
+      { redact: true, isOnStderr: flags.isHelperForm === true },
     );
   };
   if (error instanceof CommanderError) {
@@ -79,7 +79,8 @@ async function report(
     return ExitCode.interrupted;
   }
   const failure = describeFailure(error, context);
-  out.error(failure.message, failure.hint);
+  // `header --json`'s stderr holds the error document alone: one document to parse.
+  if (!(flags.isHelperForm === true && flags.isJson)) out.error(failure.message, failure.hint);
   printJson(failure);
   if (flags.isVerbose) {
     let cause: unknown = error;
@@ -127,6 +128,8 @@ export async function main(argv: string[], version: string): Promise<never> {
       exitCode = await report(error, ctx, context, {
         isVerbose: isVerbose({ verbose: argv.includes('--verbose') }, ctx.env),
         isJson,
+        // `header --json`'s stdout is a header map: on failure it stays empty.
+        isHelperForm: run.command === 'header',
       });
     }
   }

@@ -18,7 +18,7 @@ export interface Output {
    * secret (decisions 31). Each document (each element of an array document) carries
    * `schema_version` first (decisions 46); `bare` leaves it out (`header --json`: a map of headers).
    */
-  json(value: unknown, options?: { redact?: boolean; bare?: boolean }): void;
+  json(value: unknown, options?: { redact?: boolean; bare?: boolean; isOnStderr?: boolean }): void;
   /** A plain human line on stderr (none under --json: decisions 32). */
   info(line: string): void;
   /**
@@ -99,7 +99,8 @@ export async function createOutput(
       const document = options.bare === true ? value : versioned(value);
       // Redacted string by string, so that a withheld echo (scrub) never breaks the document.
       const text = JSON.stringify(options.redact === true ? scrubStrings(document, scrub) : document, null, 2);
-      streams.stdout.write(`${escapeJsonForTerminal(text)}\n`);
+      // A helper form's error (`header --json`): its stdout is read as a header map, so it stays empty.
+      (options.isOnStderr === true ? streams.stderr : streams.stdout).write(`${escapeJsonForTerminal(text)}\n`);
     },
     get hasPrintedJson() {
       return hasPrintedJson;

@@ -11,7 +11,6 @@ import { inS, storedToken, writeProfiles } from '../support/profiles.js';
 describe('errors under --json', () => {
   it.each<[string, string[], Record<string, string | undefined>, string, number]>([
     ['token, not logged in', ['token', '--json', '--profile', 'nosuch'], {}, 'unknown_profile', 4],
-    ['header, an expired token', ['header', '--json', '--no-renew'], { expired: '1' }, 'token_expired', 4],
     ['info, no base URL', ['info', '--json'], { MMAUTH_TOKEN: 'x'.repeat(20) }, 'no_base_url', 2],
     [
       'info, a server that is down',
@@ -72,6 +71,25 @@ describe('errors under --json', () => {
     if (code === 'token_endpoint_error')
       expect(document.error).toMatchObject({ oauth_error: 'invalid_client', status: 401 });
   });
+
+  it.each([
+    ['an expired token', ['--no-renew'], 'token_expired', 4],
+    ['no such profile', ['--profile', 'nosuch'], 'unknown_profile', 4],
+  ])(
+    'header --json, %s: stdout stays empty (it is read as a header map); the error document is on stderr',
+    async (_what, args, code, exitCode) => {
+      const configDir = makeConfigDir();
+      writeProfiles(configDir, {
+        default: { base_url: 'http://127.0.0.1:9', token: storedToken('e'.repeat(30), inS(-5), 'implicit') },
+      });
+      const result = await runCli(['header', '--json', ...args], { env: { MMAUTH_CONFIG_DIR: configDir } });
+      expect(result.code).toBe(exitCode);
+      expect(result.stdout).toBe('');
+      const document = JSON.parse(result.stderr) as Record<string, any>;
+      expect(Object.keys(document)).toEqual(['schema_version', 'error']);
+      expect(document.error).toMatchObject({ code, exit_code: exitCode });
+    },
+  );
 
   it('status --json with an expired token prints its own document, and no second one', async () => {
     const configDir = makeConfigDir();
