@@ -66,6 +66,36 @@ for (let i = 0; i < 2_000; i++) {
   await tokenFromAgent(socket, undefined, 0, 5_000);
   latencies.push(nowMs() - startedMs);
 }
+// The floor: a bare node:http server on a Unix socket answering a token document of the same size,
+// asked by the same client (what any agent on node:http costs here).
+const floorSocket = join(work, 'floor.sock');
+const floorBody = JSON.stringify({
+  schema_version: 1,
+  access_token: 'x'.repeat(43),
+  token_type: 'bearer',
+  expires_at: null,
+  scope: 'service',
+  profile: 'default',
+  base_url: emulator.baseUrl,
+  grant: 'client_credentials',
+});
+const floor = spawn(
+  process.execPath,
+  [
+    '-e',
+    `require('node:http').createServer((q, r) => { r.writeHead(200, { 'content-type': 'application/json', 'content-length': ${Buffer.byteLength(floorBody)} }); r.end(${JSON.stringify(floorBody)}); }).listen(${JSON.stringify(floorSocket)}, () => console.log('ready'))`,
+  ],
+  { env, stdio: ['ignore', 'pipe', 'inherit'] },
+);
+await new Promise((resolveStart) => floor.stdout.once('data', resolveStart));
+for (let i = 0; i < 200; i++) await tokenFromAgent(floorSocket, undefined, 0, 5_000);
+const floorLatencies = [];
+for (let i = 0; i < 2_000; i++) {
+  const startedMs = nowMs();
+  await tokenFromAgent(floorSocket, undefined, 0, 5_000);
+  floorLatencies.push(nowMs() - startedMs);
+}
+floor.kill();
 const throughput = await autocannon({
   url: 'http://agent/v1/token',
   socketPath: socket,
@@ -120,6 +150,7 @@ const rows = [
   '| agent row | measured | target | |',
   '| --- | --- | --- | --- |',
   `| a token over the socket, one client in one process (2,000 sequential) | median ${med.toFixed(3)} ms, p99 ${p99.toFixed(3)} ms | median ≤ ${TARGETS.medianMs} ms, p99 ≤ ${TARGETS.p99Ms} ms | ${verdict(med <= TARGETS.medianMs && p99 <= TARGETS.p99Ms)} |`,
+  `| the floor: a bare node:http server on a Unix socket, the same client | median ${median(floorLatencies).toFixed(3)} ms, p99 ${quantile(floorLatencies, 0.99).toFixed(3)} ms | | |`,
   `| tokens over the socket, 10 connections (autocannon, 5 s) | ${Math.round(rps).toLocaleString('en')} /s (${throughput.non2xx} not 2xx) | ≥ ${TARGETS.tokensPerSecond.toLocaleString('en')} /s | ${verdict(rps >= TARGETS.tokensPerSecond)} |`,
   `| \`mmauth token\` through the agent / from the local store (${PAIRS} interleaved pairs) | ${token.a.toFixed(1)} / ${token.b.toFixed(1)} ms = ${ratio.toFixed(2)}× | ≤ ${TARGETS.tokenRatio}× | ${verdict(ratio <= TARGETS.tokenRatio)} |`,
   sandbox === undefined
