@@ -87,8 +87,10 @@ export async function writeApiAnswer(
     const lines = [`HTTP/1.1 ${answer.status}${answer.statusText === '' ? '' : ` ${answer.statusText}`}`];
     for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2)
       lines.push(`${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}`);
-    const head = `${lines.join('\r\n')}\r\n\r\n`;
-    stdout.write(isTerminal ? sanitizeForTerminal(head) : head);
+    // A terminal gets plain lines (each field sanitised, no CR shown as \x0d); a pipe, HTTP's own CRLF.
+    stdout.write(
+      isTerminal ? `${lines.map((line) => sanitizeForTerminal(line)).join('\n')}\n\n` : `${lines.join('\r\n')}\r\n\r\n`,
+    );
   }
   if (options.isSilent) {
     answer.body.resume();

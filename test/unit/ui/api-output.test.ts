@@ -21,6 +21,21 @@ const answer = (body: Buffer | string, rawHeaders: string[] = ['content-type', '
 });
 
 describe('writeApiAnswer', () => {
+  it("-i on a terminal: the head as plain lines (no \\x0d at line ends), a header's escape sequence shown escaped; on a pipe, HTTP's CRLF", async () => {
+    const tty = writer(true);
+    const headers = ['content-type', 'text/plain', 'x-note', 'a\u001b[2Jb'];
+    await writeApiAnswer(answer('hi', headers), tty, { isInclude: true, isSilent: false }, () => undefined);
+    expect(tty.bytes().toString()).toBe('HTTP/1.1 200 OK\ncontent-type: text/plain\nx-note: a\\x1b[2Jb\n\nhi\n');
+    const pipe = writer(false);
+    await writeApiAnswer(
+      answer('hi', headers.slice(0, 2)),
+      pipe,
+      { isInclude: true, isSilent: false },
+      () => undefined,
+    );
+    expect(pipe.bytes().toString()).toBe('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nhi');
+  });
+
   it('a pipe gets every byte as sent, binary included', async () => {
     const out = writer(false);
     const bytes = Buffer.from([0, 1, 2, 0x1b, 0xff]);
