@@ -24,6 +24,9 @@ export interface RunningProxy {
   url: string;
   /** The proxy's Unix socket, in a private (0700) directory of its own, removed on close. */
   socketPath: string;
+  /** The profile whose token it adds, and its server. */
+  profileName: string;
+  baseUrl: string;
   close(): Promise<void>;
 }
 
@@ -45,7 +48,7 @@ export async function startProfileProxy(options: ProxyOptions, ctx: AppContext, 
     import('../loopback/api-proxy.js'),
     import('./exec/token-file.js'),
   ]);
-  const { keeper, baseUrl } = await keepProfileToken(options, ctx, out, () => undefined);
+  const { keeper, baseUrl, first } = await keepProfileToken(options, ctx, out, () => undefined);
   if (baseUrl === undefined) throw new MmauthError('no_base_url', 'the proxy needs the profile to have a base URL');
   const dir = createPrivateDir(ctx.env, 'mmauth-proxy-');
   const proxy = await startApiProxy({
@@ -66,6 +69,8 @@ export async function startProfileProxy(options: ProxyOptions, ctx: AppContext, 
   return {
     url: proxy.url,
     socketPath: join(dir.path, 'api.sock'),
+    profileName: first.profileName,
+    baseUrl,
     close: async () => {
       await proxy.close();
       await keeper.stop();
@@ -108,7 +113,10 @@ export async function runProxy(options: ProxyOptions, ctx: AppContext): Promise<
   const out = await ctx.output();
   const proxy = await startProfileProxy(options, ctx, out);
   if (options.json === true) out.data(JSON.stringify(versioned({ url: proxy.url, socket: proxy.socketPath })));
-  else out.info(`Serving the API on ${proxy.url} and on the Unix socket ${proxy.socketPath} (Ctrl-C stops)`);
+  else
+    out.info(
+      `Serving ${proxy.baseUrl} with profile "${proxy.profileName}"'s token on ${proxy.url} and on the Unix socket ${proxy.socketPath} (Ctrl-C stops)`,
+    );
   await new Promise<void>((resolve) => {
     if (ctx.signal.aborted) resolve();
     ctx.signal.addEventListener('abort', () => resolve(), { once: true });

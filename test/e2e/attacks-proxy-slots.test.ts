@@ -9,7 +9,7 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runCli, startCli } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
 import { signIn, startProxy } from '../support/proxy.js';
 import { rawGet } from '../support/raw-get.js';
@@ -87,6 +87,15 @@ describe('proxy connections and address', () => {
     proxy.child.kill('SIGINT');
     await proxy.done;
     expect(() => statSync(dirname(socket))).toThrow();
+  });
+
+  it('the banner names the profile and its server, the address and the socket', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const { env } = await signIn(emulator);
+    const proxy = startCli(['proxy'], { env, timeoutMs: 20_000 });
+    const [banner] = await proxy.waitForStderr(/Serving .*\(Ctrl-C stops\)/);
+    expect(banner).toContain(`Serving ${emulator.baseUrl} with profile "default"'s token on http://127.0.0.1:`);
+    expect(banner).toMatch(/on the Unix socket \/\S+\/api\.sock/);
   });
 
   it('exec --proxy hands the child MMAUTH_API_SOCKET beside MMAUTH_API_URL; curl reaches the API through either', async () => {
