@@ -82,7 +82,7 @@ export function buildProgram(ctx: AppContext, version: string, argv?: readonly s
       `
 Examples:
   $ mmauth emulator                                   # a local copy of the service's OAuth interface
-  $ mmauth login --base-url http://127.0.0.1:4010 --client-id mmauth-demo
+  $ mmauth login --base-url http://127.0.0.1:4010 --client-id mmauth-public   # the emulator's public client
   $ mmauth info
   $ mmauth client-credentials --no-save --json
   $ mmauth revoke

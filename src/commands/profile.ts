@@ -140,5 +140,9 @@ export async function runProfileList(options: { json?: boolean; names?: boolean 
     out.info(
       `Current: none (no profile "${selection.name}", ${describeSelection(selection)}): \`mmauth profile use NAME\``,
     );
-  else out.info(`Current: ${selection.name} (${describeSelection(selection)})`);
+  // "Current: work (the current profile, mmauth profile use)": one pair of parentheses.
+  else
+    out.info(
+      `Current: ${selection.name} (${describeSelection(selection).replace(' (mmauth profile use)', ', mmauth profile use')})`,
+    );
 }

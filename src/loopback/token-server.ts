@@ -58,7 +58,11 @@ export async function startTokenServer(fresh: () => Promise<ServedToken>, socket
           access_token: token.accessToken,
           token_type: 'Bearer',
           expires_in: token.expiresInSeconds,
-          expires_at: token.expiresAt,
+          // Whole seconds, as every other document gives an instant (2026-01-02T03:04:05Z).
+          expires_at:
+            token.expiresAt === null
+              ? null
+              : new Date(Date.parse(token.expiresAt)).toISOString().replace(/\.\d{3}Z$/, 'Z'),
         }),
       (error: unknown) =>
         answer(res, 503, {

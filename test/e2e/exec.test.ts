@@ -197,6 +197,8 @@ describe('mmauth exec', () => {
       'expires_in',
       'token_type',
     ]);
+    // An instant in whole seconds, as every other document gives one.
+    expect((JSON.parse(good.body) as { expires_at: string }).expires_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     running.child.kill('SIGTERM');
     await running.done;
   });

@@ -165,6 +165,14 @@ describe('status, profiles, refresh, exec', () => {
     );
   });
 
+  it('profile list after profile use: "Current: work (the current profile, mmauth profile use)", one pair of parentheses', async () => {
+    const configDir = makeConfigDir();
+    writeProfiles(configDir, { work: { base_url: 'https://maps.example.com' } });
+    expect((await runCli(['profile', 'use', 'work'], { env: { MMAUTH_CONFIG_DIR: configDir } })).code).toBe(0);
+    const list = await runCli(['profile', 'list'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    expect(list.stderr.trim().split('\n').at(-1)).toBe('Current: work (the current profile, mmauth profile use)');
+  });
+
   it('profile list columns align whatever the lengths of client ids', async () => {
     const configDir = makeConfigDir();
     writeProfiles(configDir, {
