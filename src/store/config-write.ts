@@ -1,5 +1,5 @@
-import { chmodSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, readdirSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { MmauthError } from '../errors.js';
 
 /**
@@ -14,6 +14,7 @@ export async function writeConfigFile(
   currentProfile?: string | null,
   approvedDirectoryFiles?: Record<string, string>,
 ): Promise<void> {
+  removeTemporaryFilesOfGoneWriters(path);
   const { default: Conf } = await import('conf');
   try {
     const conf = new Conf<Record<string, unknown>>({
@@ -54,5 +55,32 @@ function withoutSnap(write: () => void): void {
     write();
   } finally {
     if (snap !== undefined) process.env.SNAP = snap;
+  }
+}
+
+/** A temporary file of conf's atomic write (atomically: `<file>.tmp-<10 digits><6 hex>`). */
+const TEMPORARY = /^\.tmp-\d{10}[0-9a-f]{6}$/;
+
+/**
+ * Removes the temporary files that writers killed mid-write left beside `path` (they hold what the
+ * config held). Called under the store's lock, before this write's own: every write is made under
+ * it, so any temporary file there now is of a writer that is gone. A file that cannot be removed
+ * stays (the next write tries again).
+ */
+function removeTemporaryFilesOfGoneWriters(path: string): void {
+  const name = basename(path);
+  let entries: string[];
+  try {
+    entries = readdirSync(dirname(path));
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    if (!entry.startsWith(name) || !TEMPORARY.test(entry.slice(name.length))) continue;
+    try {
+      rmSync(join(dirname(path), entry), { force: true });
+    } catch {
+      // Left for the next write.
+    }
   }
 }

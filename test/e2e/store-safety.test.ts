@@ -2,7 +2,17 @@
  * The config directory and file are trusted only when they are this user's: a planted directory or
  * file, a symbolic link, or a lock that never goes stale is refused or named before any request.
  */
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync, chownSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeConfigDir, runCli, startCli } from '../support/cli.js';
@@ -140,4 +150,20 @@ describe('honest waits and modes (#9, A14)', () => {
     expect(results.map((r) => r.code)).toEqual([0, 0, 0, 0, 0, 0]);
     expect(torn).toEqual([]);
   }, 30_000);
+});
+
+describe('temporary files of a killed write', () => {
+  it('a later write (under the lock) removes the config.json.tmp-* a killed writer left, holding what the config held; other files stay', async () => {
+    const configDir = makeConfigDir();
+    writeProfiles(configDir, { work: { base_url: 'https://maps.example.com' } });
+    const left = join(configDir, 'config.json.tmp-1764230400a1b2c3');
+    const unrelated = join(configDir, 'config.json.tmp-notours');
+    writeFileSync(left, readFileSync(join(configDir, 'config.json')), { mode: 0o600 });
+    writeFileSync(unrelated, 'x', { mode: 0o600 });
+    const use = await runCli(['profile', 'use', 'work'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    expect(use.code, use.stderr).toBe(0);
+    expect(existsSync(left)).toBe(false);
+    expect(existsSync(unrelated)).toBe(true);
+    expect(readdirSync(configDir).filter((name) => /^config\.json\.tmp-\d{10}[0-9a-f]{6}$/.test(name))).toEqual([]);
+  });
 });
