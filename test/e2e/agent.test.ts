@@ -173,7 +173,7 @@ describe('mmauth agent', () => {
     expect(existsSync(socket)).toBe(false);
   });
 
-  it('a container (bubblewrap: a mount namespace where /tmp, the config and HOME are empty and only the socket is bound): token, api and the library get the served token; another profile is refused', async () => {
+  it('a container (bubblewrap: a mount namespace where the config directory and HOME are empty and only the socket is bound): token, api and the library get the served token; another profile is refused', async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
     const { configDir, env } = await hostProfiles(emulator);
     const { socket } = await startAgent(env);
@@ -185,12 +185,16 @@ describe('mmauth agent', () => {
           '--ro-bind',
           '/',
           '/',
+          // The host's config directory and the agent's own directory empty (the checkout stays:
+          // CI may clone under /tmp or HOME); a home of its own on a tmpfs; the socket bound alone.
           '--tmpfs',
-          '/tmp',
+          configDir,
           '--tmpfs',
-          '/root',
+          dirname(socket),
           '--tmpfs',
           '/run',
+          '--dir',
+          '/run/home',
           '--bind',
           socket,
           inside,
@@ -205,10 +209,12 @@ describe('mmauth agent', () => {
           inside,
           '--setenv',
           'HOME',
-          '/tmp',
+          '/run/home',
           '--setenv',
           'MMAUTH_CONFIG_DIR',
-          '/tmp/mmauth',
+          '/run/home/mmauth',
+          '--unsetenv',
+          'XDG_RUNTIME_DIR',
           '--',
           ...command,
         ],
@@ -221,8 +227,12 @@ describe('mmauth agent', () => {
           stderr: e.stderr ?? '',
         }),
       );
-    const seen = await container('sh', '-c', `test -e ${configDir} && echo config-visible; ls /tmp | wc -l`);
-    expect(seen.stdout.trim()).toBe('0');
+    const seen = await container(
+      'sh',
+      '-c',
+      `find ${configDir} ${dirname(socket)} -mindepth 1 | wc -l; test -S ${inside} && echo socket`,
+    );
+    expect(seen.stdout.trim().split('\n')).toEqual(['0', 'socket']);
     const work = (readConfig(configDir) as Json).profiles.work.token.access_token as string;
     const token = await container(process.execPath, BIN, 'token');
     expect(token.stdout.trim(), token.stderr).toBe(work);
