@@ -47,6 +47,8 @@ export const ERROR_CODES = [
   'not_logged_in',
   'unknown_profile',
   'profile_not_served',
+  'directory_file_not_approved',
+  'directory_file_invalid',
   'token_expired',
   'token_lifetime_too_short',
   'token_inactive',

@@ -54,6 +54,8 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   not_logged_in: ExitCode.auth,
   unknown_profile: ExitCode.auth,
   profile_not_served: ExitCode.auth,
+  directory_file_not_approved: ExitCode.auth,
+  directory_file_invalid: ExitCode.auth,
   token_expired: ExitCode.auth,
   token_lifetime_too_short: ExitCode.auth,
   token_inactive: ExitCode.auth,

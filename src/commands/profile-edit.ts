@@ -166,7 +166,7 @@ export async function runProfileRename(oldName: string, newName: string, ctx: Ap
   await store.rename(profileName, target);
   out.success(`Renamed profile "${profileName}" to "${target}".`);
   out.info(
-    `  ${DIRECTORY_FILE} files that name "${profileName}" cannot be found from here: change them to "${target}".`,
+    `  ${DIRECTORY_FILE} files that name "${profileName}" cannot be found from here: bind each again with \`mmauth profile use ${target} --directory DIR\`.`,
   );
 }
 

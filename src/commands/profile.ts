@@ -1,5 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
+import { hasErrorCode, type MmauthError } from '../errors.js';
 import { judgeStoredToken } from '../store/token-state.js';
 import { formatInstant } from '../ui/format.js';
 import {
@@ -98,7 +99,14 @@ export async function runProfileList(options: { json?: boolean; names?: boolean 
     for (const name of store.names()) if (/^[A-Za-z0-9._-]{1,64}$/.test(name)) out.data(name);
     return;
   }
-  const selection = await selectProfile(undefined, ctx, store);
+  // A directory file that fails closed makes no profile current here; the list still shows them all.
+  let refusal: MmauthError | undefined;
+  const selection = await selectProfile(undefined, ctx, store).catch((error: unknown) => {
+    if (!hasErrorCode(error, 'directory_file_not_approved') && !hasErrorCode(error, 'directory_file_invalid'))
+      throw error;
+    refusal = error;
+    return { name: '', selectedBy: 'directory' as const, directoryFile: error.details.file };
+  });
   const nowMs = ctx.nowMs();
   const profiles = store.list().map(({ name, profile }): ProfileListJson => {
     const hasCredentials = profile.token !== undefined || profile.hasClientSecret;
@@ -136,7 +144,8 @@ export async function runProfileList(options: { json?: boolean; names?: boolean 
   for (const row of rows)
     out.info(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '));
   // Never name a profile that does not exist as the current one.
-  if (store.listOne(selection.name) === undefined)
+  if (refusal !== undefined) out.warn(`Current: none here: ${refusal.message}`);
+  else if (store.listOne(selection.name) === undefined)
     out.info(
       `Current: none (no profile "${selection.name}", ${describeSelection(selection)}): \`mmauth profile use NAME\``,
     );

@@ -75,6 +75,10 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
       return error.details.reason === 'abstract_bus'
         ? 'run it where the session bus listens on a path (unix:path=…, most desktops), or without DBUS_SESSION_BUS_ADDRESS and the keyring (MMAUTH_CREDENTIAL_STORE=file); mmauth doctor says whether --sandbox works here'
         : 'install bubblewrap (Debian and Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap) and make sure user namespaces are allowed; mmauth doctor says whether --sandbox works here';
+    case 'directory_file_not_approved':
+      return `if you trust it: mmauth profile trust ${error.details.directory ?? 'DIR'}; or choose the profile yourself with --profile NAME or MMAUTH_PROFILE`;
+    case 'directory_file_invalid':
+      return 'fix or remove the file (mmauth profile use NAME --directory DIR writes one), or choose with --profile NAME or MMAUTH_PROFILE';
     case 'agent_unreachable':
       return 'start the agent where the grant is (eval "$(mmauth agent)") and forward its socket here, or unset MMAUTH_AGENT_SOCK to use this machine\'s own profiles';
     case 'profile_not_served':

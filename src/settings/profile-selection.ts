@@ -26,12 +26,13 @@ function shown(content: string): string {
 }
 
 /**
- * Reads the directory file at `path` (decisions 34; attacks N12, N16, N28): a regular file of this
- * user's (or root's) that others cannot write, of at most MAX_DIRECTORY_FILE_BYTES, opened without
- * blocking; its trimmed content, or why it does not count (said with `onWarning`). Undefined when
- * there is no file there.
+ * Reads the directory file at `path` (attacks N12, N16, N28): a regular file of this user's (or
+ * root's) that others cannot write, of at most MAX_DIRECTORY_FILE_BYTES, opened without blocking;
+ * its trimmed content. Undefined when there is no file there. Throws `directory_file_invalid`
+ * naming the file and why it cannot count: a file that would choose the profile but cannot is never
+ * passed over for another profile (fails closed).
  */
-async function readDirectoryFile(path: string, onWarning: (line: string) => void): Promise<string | undefined> {
+async function readDirectoryFile(path: string): Promise<string | undefined> {
   const { lstatSync } = await import('node:fs');
   const { readRegularFile } = await import('../util/read-regular-file.js');
   let stats: import('node:fs').Stats;
@@ -43,36 +44,46 @@ async function readDirectoryFile(path: string, onWarning: (line: string) => void
   const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
   const isOwn = uid === undefined || stats.uid === uid || stats.uid === 0;
   if (!stats.isFile() || !isOwn || (stats.mode & 0o022) !== 0) {
-    onWarning(`ignoring ${path}: it must be a file of yours (or root's) that others cannot write`);
-    return '';
+    throw invalidDirectoryFile(path, "it must be a file of yours (or root's) that others cannot write");
   }
+  let content: string;
   try {
-    return readRegularFile(path, MAX_DIRECTORY_FILE_BYTES).trim();
+    content = readRegularFile(path, MAX_DIRECTORY_FILE_BYTES).trim();
   } catch (error) {
-    onWarning(`ignoring ${path}: ${error instanceof Error ? error.message : String(error)}`);
-    return '';
+    throw invalidDirectoryFile(path, error instanceof Error ? error.message : String(error));
   }
+  if (content === '') throw invalidDirectoryFile(path, 'it names no profile');
+  return content;
+}
+
+function invalidDirectoryFile(path: string, why: string): MmauthError {
+  return new MmauthError('directory_file_invalid', `${path} cannot choose the profile: ${why}`, {
+    details: { file: path },
+  });
 }
 
 /**
  * The nearest `.mmauth-profile` from `cwd` up to `/` that may count (readDirectoryFile) and that the
  * user approved with this content (`approved`: `profile use --directory` or `profile trust`; attacks
- * N12, as direnv's `allow`): a cloned repository cannot choose the profile. One that is not approved
- * is passed over with a warning naming the approval command. Returns its path and name, or undefined.
+ * N12, as direnv's `allow`): a cloned repository cannot choose the profile. The nearest file decides
+ * and fails closed: one that is not approved is `directory_file_not_approved`, one that cannot count
+ * `directory_file_invalid` (readDirectoryFile), each naming the file, never another profile's token.
+ * Returns its path and name, or undefined when there is none.
  */
 async function findDirectoryFile(
   cwd: string,
   approved: () => ReadonlyMap<string, string>,
-  onWarning: (line: string) => void,
 ): Promise<{ path: string; name: string } | undefined> {
   const { dirname, join } = await import('node:path');
   for (let dir = cwd; ; dir = dirname(dir)) {
     const path = join(dir, DIRECTORY_FILE);
-    const content = await readDirectoryFile(path, onWarning);
-    if (content !== undefined && content !== '') {
+    const content = await readDirectoryFile(path);
+    if (content !== undefined) {
       if (approved().get(path) === content) return { path, name: content };
-      onWarning(
-        `ignoring ${path} (it names "${shown(content)}"): not approved; if you trust it, run \`mmauth profile trust ${dir}\``,
+      throw new MmauthError(
+        'directory_file_not_approved',
+        `${path} names profile "${shown(content)}", but you have not approved it (a file in a directory you cloned could choose an account)`,
+        { details: { file: path, directory: dir } },
       );
     }
     if (dirname(dir) === dir) return undefined;
@@ -114,19 +125,10 @@ async function select(
   if (flag !== undefined) return { name: assertProfileName(flag.trim()), selectedBy: 'flag', directoryFile: undefined };
   const fromEnv = ctx.env.MMAUTH_PROFILE?.trim();
   if (fromEnv) return { name: assertProfileName(fromEnv), selectedBy: 'env', directoryFile: undefined };
-  const warnings: string[] = [];
   // The approvals are read only when a directory file is found: `token`'s fast path reads the config once.
-  const file = await findDirectoryFile(
-    ctx.cwd(),
-    () => store.approvedDirectoryFiles(),
-    (line) => warnings.push(line),
-  );
-  if (warnings.length > 0 || file !== undefined) {
-    const out = await ctx.output();
-    for (const line of warnings) out.warn(line);
-    // Whenever a directory file chooses, the run says so once (never silently another account).
-    if (file !== undefined) out.info(`Using profile "${shown(file.name)}" (from ${file.path}).`);
-  }
+  const file = await findDirectoryFile(ctx.cwd(), () => store.approvedDirectoryFiles());
+  // Whenever a directory file chooses, the run says so once (never silently another account).
+  if (file !== undefined) (await ctx.output()).info(`Using profile "${shown(file.name)}" (from ${file.path}).`);
   if (file !== undefined)
     return { name: assertProfileName(file.name), selectedBy: 'directory', directoryFile: file.path };
   const current = store.currentProfile();

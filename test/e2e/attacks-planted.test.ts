@@ -26,17 +26,23 @@ async function twoServers() {
 }
 
 describe('N12: a repository cannot choose the profile', () => {
-  it("a cloned repository's .mmauth-profile naming prod is ignored with a warning until `profile trust`; then it says so on every run; a change needs approving again", async () => {
+  it("a cloned repository's .mmauth-profile naming prod fails closed until `profile trust` (no profile touched); then it says so on every run; a change needs approving again", async () => {
     const { dev, prod, configDir, env } = await twoServers();
     const repo = workDir();
     writeFileSync(join(repo, '.mmauth-profile'), 'prod\n');
-    const before = prod.requests.length;
+    const before = { prod: prod.requests.length, dev: dev.requests.length };
     const logout = await runCli(['logout'], { env, cwd: repo });
-    expect(logout.code, logout.stderr).toBe(0);
-    expect(logout.stderr).toContain(`ignoring ${join(repo, '.mmauth-profile')} (it names "prod"): not approved`);
-    // It was dev that logged out; prod's grant was never touched.
-    expect(prod.requests.length).toBe(before);
-    expect(dev.requests.some((r) => r.url === '/oauth2/revoke')).toBe(true);
+    expect(logout.code).toBe(4);
+    expect(logout.stderr).toContain(
+      `${join(repo, '.mmauth-profile')} names profile "prod", but you have not approved it`,
+    );
+    // Neither grant was touched: not prod's, and not dev's in its place.
+    expect(prod.requests.length).toBe(before.prod);
+    expect(dev.requests.length).toBe(before.dev);
+    // profile list still lists, and says no profile is current here.
+    const list = await runCli(['profile', 'list'], { env, cwd: repo });
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stderr).toContain('Current: none here:');
     const trust = await runCli(['profile', 'trust', repo], { env });
     expect(trust.code, trust.stderr).toBe(0);
     const token = await runCli(['token'], { env, cwd: repo });
@@ -46,8 +52,8 @@ describe('N12: a repository cannot choose the profile', () => {
     expect(token.stdout.trim()).toBe(config.profiles.prod.token.access_token);
     writeFileSync(join(repo, '.mmauth-profile'), 'dev\n');
     const changed = await runCli(['status', '--json'], { env, cwd: repo });
-    expect(JSON.parse(changed.stdout).selected_by).toBe('config');
-    expect(changed.stderr).toContain('not approved');
+    expect(changed.code).toBe(4);
+    expect(JSON.parse(changed.stdout).error.code).toBe('directory_file_not_approved');
   });
 
   it('N16: a huge .mmauth-profile is refused unread (bounded, at once); names are shown truncated', async () => {
@@ -57,11 +63,12 @@ describe('N12: a repository cannot choose the profile', () => {
     const started = Date.now();
     const status = await runCli(['status', '--json'], { env, cwd: repo });
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(JSON.parse(status.stdout).selected).toBe('dev');
+    expect(status.code).toBe(4);
+    expect(JSON.parse(status.stdout).error.code).toBe('directory_file_invalid');
     expect(status.stderr).toContain('is larger than mmauth reads (52428800 bytes)');
     writeFileSync(join(repo, '.mmauth-profile'), `${'y'.repeat(200)}\n`);
     const long = await runCli(['status', '--json'], { env, cwd: repo });
-    expect(long.stderr).toContain(`(it names "${'y'.repeat(64)}…")`);
+    expect(long.stderr).toContain(`names profile "${'y'.repeat(64)}…"`);
   });
 });
 

@@ -86,18 +86,34 @@ describe('profiles', () => {
     expect((await runCli(['token'], { env: { ...env, MMAUTH_PROFILE: 'work' }, cwd: below })).stdout.trim()).toBe(
       accessTokenOf(configDir, 'work'),
     );
-    // A changed file is no longer the approved one: ignored, with the approval command (attacks N12).
+    // A changed file is no longer the approved one: it fails closed, naming the file and the approval
+    // command; stdout stays empty (a helper that ignores stderr never gets another profile's token).
     writeFileSync(join(dir, '.mmauth-profile'), 'gone\n');
-    const changed = await runCli(['token'], { env, cwd: below });
-    expect(changed.stderr).toContain(
-      `ignoring ${join(dir, '.mmauth-profile')} (it names "gone"): not approved; if you trust it, run \`mmauth profile trust ${dir}\``,
+    const changed = await runCli(['token', '--json'], { env, cwd: below });
+    expect(changed.code).toBe(4);
+    expect((JSON.parse(changed.stdout) as Json).error.code).toBe('directory_file_not_approved');
+    const plain = await runCli(['token'], { env, cwd: below });
+    expect(plain.code).toBe(4);
+    expect(plain.stdout).toBe('');
+    expect(plain.stderr).toContain(
+      `${join(dir, '.mmauth-profile')} names profile "gone", but you have not approved it`,
     );
+    expect(plain.stderr).toContain(`mmauth profile trust ${dir}`);
     expect((await runCli(['profile', 'trust', dir], { env })).code).toBe(4);
-    // Writable by others: ignored, with a warning naming it.
+    // Writable by others, or naming nothing: it fails closed too, naming why.
     writeFileSync(join(dir, '.mmauth-profile'), 'ci\n');
     chmodSync(join(dir, '.mmauth-profile'), 0o666);
-    const loose = await runCli(['token'], { env, cwd: below });
-    expect(loose.stderr).toContain('ignoring');
+    const loose = await runCli(['token', '--json'], { env, cwd: below });
+    expect(loose.code).toBe(4);
+    expect((JSON.parse(loose.stdout) as Json).error).toMatchObject({ code: 'directory_file_invalid' });
+    expect(loose.stderr + loose.stdout).toContain('others cannot write');
+    chmodSync(join(dir, '.mmauth-profile'), 0o644);
+    writeFileSync(join(dir, '.mmauth-profile'), '\n');
+    const empty = await runCli(['token'], { env, cwd: below });
+    expect(empty.code).toBe(4);
+    expect(empty.stderr).toContain('it names no profile');
+    // --profile and MMAUTH_PROFILE still win without reading it.
+    expect((await runCli(['token', '--profile', 'work'], { env, cwd: below })).code).toBe(0);
   });
 
   it('profile rename keeps a token usable under the new name; the current pointer follows', async () => {
