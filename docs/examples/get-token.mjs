@@ -3,7 +3,8 @@ import { getToken, LoginRequiredError } from 'mmauth';
 
 try {
   const token = await getToken({ minTtl: 60 });
-  const response = await fetch(new URL('/api/me', process.env.MMAUTH_BASE_URL), {
+  // token.baseUrl: the profile's server, the only one this token may go to.
+  const response = await fetch(new URL('/api/me', token.baseUrl), {
     headers: { Authorization: `Bearer ${token.accessToken}` },
   });
   console.log(JSON.stringify({ status: response.status, profile: token.profile, scope: token.scope }));

@@ -23,6 +23,11 @@ export interface Token {
   readonly scope: readonly string[];
   /** The profile it belongs to. */
   readonly profile: string;
+  /**
+   * The profile's base URL, where this token may be sent (RFC 6749 §10.3: only to its own server);
+   * null for a token given in MMAUTH_TOKEN without MMAUTH_BASE_URL.
+   */
+  readonly baseUrl: string | null;
 }
 
 /** Options of `getToken` and `createTokenSource`. */
@@ -38,13 +43,19 @@ export interface TokenOptions {
 }
 
 /** The public form of a stored token: immutable, without anything secret but the access token. */
-function toToken(stored: StoredToken | undefined, accessToken: string, profile: string): Token {
+function toToken(
+  stored: StoredToken | undefined,
+  accessToken: string,
+  profile: string,
+  baseUrl: string | undefined,
+): Token {
   return Object.freeze({
     accessToken,
     tokenType: 'Bearer',
     expiresAt: stored?.expiresAt === undefined ? null : new Date(stored.expiresAt),
     scope: Object.freeze((stored?.scope ?? '').split(' ').filter((scope) => scope !== '')),
     profile,
+    baseUrl: baseUrl ?? null,
   });
 }
 
@@ -108,8 +119,12 @@ export class TokenProvider {
         ...(this.#options.profile === undefined ? {} : { profile: this.#options.profile }),
       };
       const choice = await usableAccessToken(options, ctx, () => undefined);
-      const token = toToken(choice.stored, choice.accessToken, choice.profileName);
       this.#agentBaseUrl = choice.baseUrl;
+      const baseUrl =
+        agentSocketOf(ctx.env) !== undefined
+          ? choice.baseUrl
+          : ((await ctx.openStore()).listOne(choice.profileName)?.baseUrl ?? ctx.env.MMAUTH_BASE_URL?.trim());
+      const token = toToken(choice.stored, choice.accessToken, choice.profileName, baseUrl);
       // The file as it is after a renewal this call made: the next call compares with it.
       if (this.#configPath !== undefined) this.#signature = fileSignature(this.#configPath);
       this.#cached = { token, stored: choice.stored };
@@ -132,7 +147,7 @@ export class TokenProvider {
       const agentSocket = agentSocketOf(ctx.env);
       if (agentSocket !== undefined) {
         const renewed = await agentTokenAfterRefusal(agentSocket, refused.profile, refused.accessToken, 30, ctx);
-        const token = toToken(renewed, renewed.accessToken, refused.profile);
+        const token = toToken(renewed, renewed.accessToken, refused.profile, refused.baseUrl ?? undefined);
         this.#cached = { token, stored: renewed };
         return token;
       }
@@ -155,7 +170,7 @@ export class TokenProvider {
         { profileName: refused.profile, store, timeoutSeconds: 30, isAccessTokenRefused: true },
         ctx,
       );
-      const token = toToken(renewed, renewed.accessToken, refused.profile);
+      const token = toToken(renewed, renewed.accessToken, refused.profile, refused.baseUrl ?? undefined);
       this.#signature = this.#configPath === undefined ? '' : fileSignature(this.#configPath);
       this.#cached = { token, stored: renewed };
       return token;

@@ -23,6 +23,21 @@ export class LoginRequiredError extends MmauthError {
   }
 }
 
+/** What a program's user does next, for the codes after which only a login helps (the CLI words these by its failure map). */
+const LIBRARY_HINTS: Partial<Record<ErrorCode, string>> = {
+  not_logged_in: 'sign in first: mmauth login (mmauth login --profile NAME for another profile)',
+  unknown_profile: 'create it: mmauth login --profile NAME, or name another in the profile option',
+  refresh_refused: 'the server no longer accepts the grant: sign in again with mmauth login',
+  token_expired: 'sign in again: mmauth login',
+  credentials_lost: 'store them again: mmauth login (or mmauth client-credentials)',
+};
+
+/** `text` in the library's terms: its options, not the command line's flags. */
+const inLibraryTerms = (text: string) =>
+  text
+    .replaceAll('--min-ttl', 'the minTtl option')
+    .replaceAll('selected by --profile', 'selected by the profile option');
+
 /** How deep a cause chain is kept: what a reader needs (the failure and what caused it), no more. */
 const MAX_CAUSE_DEPTH = 4;
 
@@ -51,7 +66,7 @@ function cleanCause(cause: unknown, scrub: (text: string) => string, depth = 0):
 export function toLibraryError(error: unknown, secrets?: SecretScrubber): MmauthError {
   const scrubber = secrets ?? new SecretScrubber();
   // Secret-named fields first (their values are remembered), then every remembered secret wherever it stands.
-  const scrub = (text: string) => scrubber.scrub(redactLooseFields(text, scrubber));
+  const scrub = (text: string) => inLibraryTerms(scrubber.scrub(redactLooseFields(text, scrubber)));
   const known = isMmauthError(error)
     ? error
     : new MmauthError('unexpected', error instanceof Error ? error.message : String(error), { cause: error });
@@ -61,7 +76,7 @@ export function toLibraryError(error: unknown, secrets?: SecretScrubber): Mmauth
     oauthError: known.oauthError,
     oauthErrorDescription: known.oauthErrorDescription === undefined ? undefined : scrub(known.oauthErrorDescription),
     status: known.status,
-    hint: known.hint,
+    hint: known.hint === undefined ? LIBRARY_HINTS[known.code] : scrub(known.hint),
     details: Object.fromEntries(Object.entries(known.details).map(([key, value]) => [key, scrub(value)])),
     exitCode: exitCodeOf(known),
   };

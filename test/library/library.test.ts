@@ -48,6 +48,8 @@ describe('getToken', () => {
     const token = await getToken({ env });
     expect(token.accessToken).toBe(stored(configDir).token.access_token);
     expect(token).toMatchObject({ tokenType: 'Bearer', profile: 'default', scope: ['service'] });
+    // The profile's server, where the token may go: a newcomer's first example needs no MMAUTH_BASE_URL.
+    expect(token.baseUrl).toBe(emulator.baseUrl);
     expect(token.expiresAt).toBeInstanceOf(Date);
     const before = emulator.requests.length;
     for (let i = 0; i < 1_000; i++) expect((await getToken({ env })).accessToken).toBe(token.accessToken);
@@ -239,4 +241,37 @@ describe('L3: the errors the library throws hold no secret it sent', () => {
       }
     },
   );
+});
+
+describe("errors in the library's terms", () => {
+  it('a refused grant is refresh_refused with what to do next; a lifetime too short for minTtl names the minTtl option, not --min-ttl', async () => {
+    const { emulator, configDir, env } = await signedIn({ tokenTtlS: 120 });
+    const tooLong = await getToken({ env, minTtl: 3_600 }).then(
+      () => undefined,
+      (thrown: unknown) => thrown as MmauthError,
+    );
+    expect(tooLong?.code).toBe('token_lifetime_too_short');
+    expect(`${tooLong?.message ?? ''} ${tooLong?.hint ?? ''}`).toContain('minTtl');
+    expect(`${tooLong?.message ?? ''} ${tooLong?.hint ?? ''}`).not.toContain('--min-ttl');
+    // The grant is revoked on the server (its refresh token): the next renewal is refused.
+    makeStale(configDir);
+    const revoke = await fetch(`${emulator.baseUrl}/oauth2/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token: stored(configDir).token.refresh_token,
+        client_id: emulator.client.clientId,
+        client_secret: emulator.client.clientSecret,
+      }),
+    });
+    expect(revoke.status).toBe(200);
+    const refused = await getToken({ env }).then(
+      () => undefined,
+      (thrown: unknown) => thrown as MmauthError,
+    );
+    expect(refused).toBeInstanceOf(LoginRequiredError);
+    expect(refused?.code).toBe('refresh_refused');
+    expect(refused?.hint).toContain('mmauth login');
+    expect(typeof refused?.exitCode).toBe('number');
+  });
 });
