@@ -115,5 +115,8 @@ export function withHelperOptions<A extends unknown[], O extends OptionValues, G
       'answer within this many seconds: the current token (if it meets --min-ttl) with a warning when a renewal is late, else exit 3',
       parseSeconds(1, MAX_TIMER_SECONDS),
     )
-    .option('--verify', "ask the server whether the token still lives (once a minute per token); renew if it doesn't");
+    .option(
+      '--verify',
+      "ask the server whether the token still lives (every run; runs within 2 s share one answer); renew if it doesn't",
+    );
 }

@@ -1,8 +1,8 @@
 /**
  * The helper contract (issue 34 item 3): what `token` and `header` do for programs that run them as
  * their token command (Claude Code's apiKeyHelper, Codex's auth.command, Goose). `--deadline`
- * bounds the whole command; `--verify` asks the server about a token the local checks pass, at most
- * once a minute per token.
+ * bounds the whole command; `--verify` asks the server about a token the local checks pass: every
+ * run asks, but runs that start together (within VERIFY_INTERVAL_MS) share one answer.
  */
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
@@ -15,8 +15,13 @@ import { askTokenInfo } from './token-check.js';
 /** Ms of a --deadline kept for what follows the answer: printing it and exiting (start-up came before). */
 export const DEADLINE_MARGIN_MS = 250;
 
-/** Ms within which a token token info accepted is not asked about again (decisions: one check per token a minute). */
-export const VERIFY_INTERVAL_MS = 60_000;
+/**
+ * Ms within which a token that token info accepted is not asked about again: only runs that start
+ * together (a burst of helpers) share an answer. A run after a refusal (a consumer's 401, a few
+ * seconds on) always asks: the server may have ended the token since, and a minute's sparing handed
+ * the refused token out again.
+ */
+export const VERIFY_INTERVAL_MS = 2_000;
 
 /** A --deadline as a point on the monotonic clock (monotonicMs), or undefined for none. */
 export function deadlineAt(deadlineS: number | undefined): number | undefined {

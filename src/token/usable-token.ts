@@ -31,7 +31,7 @@ export interface UsableTokenOptions extends TokenOptions {
   timeout: number;
   /** --deadline: seconds the whole command may take (helper-contract.ts). */
   deadline?: number | undefined;
-  /** --verify: ask token info about a token the local checks pass (at most once a minute per token). */
+  /** --verify: ask token info about a token the local checks pass (runs within 2 s share one answer). */
   verify?: boolean | undefined;
 }
 
