@@ -69,7 +69,8 @@ export async function createAuthorizationRequest(
 
 /**
  * Validates an authorization response (RFC 6749 §4.1.2, §4.1.2.1; RFC 9207) with oauth4webapi:
- * `iss` if present must be the base URL and `state` must be `request.state`, else `state_mismatch`;
+ * `state` must be `request.state`, else `state_mismatch`; then `iss`, if present or promised, must be
+ * the issuer (the base URL without metadata), else `iss_mismatch` or `iss_missing` (checkIssuer);
  * an `error` becomes `authorization_error`; a missing `code` is a `malformed_response`. Returns
  * the parameters, branded for exchangeAuthorizationCode.
  */
@@ -80,8 +81,10 @@ export async function validateAuthorizationResponse(
   request: AuthorizationRequest,
 ): Promise<URLSearchParams> {
   const lib = await loadOAuth();
-  // Loaded here: its constant-time compare pulls node:crypto, which start-up never loads.
-  if (endpoints.issuer !== undefined)
+  // Loaded here: its constant-time compare pulls node:crypto, which start-up never loads. An `iss`
+  // from a server without metadata is checked too: a wrong one is iss_mismatch at once, never a
+  // state mismatch to wait past (RFC 9207 §2.4).
+  if (endpoints.issuer !== undefined || parameters.has('iss'))
     (await import('./issuer-check.js')).checkIssuer(endpoints, parameters, request.state);
   let validated: URLSearchParams;
   try {

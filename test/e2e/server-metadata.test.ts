@@ -38,6 +38,29 @@ async function doorkeeper6(rewrite: IssRewrite) {
 }
 
 describe('server metadata (RFC 8414) and iss (RFC 9207)', () => {
+  it('a server without metadata whose authorization response names another issuer: the login fails at once with iss_mismatch, not after --wait', async () => {
+    let targetUrl = '';
+    const gate = await startGateProxy(() => targetUrl);
+    const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5' });
+    targetUrl = emulator.baseUrl;
+    gate.rewriteLocation('GET /oauth2/authorize', (location) => {
+      location.searchParams.set('iss', 'https://as.evil.example');
+      return location;
+    });
+    const configDir = makeConfigDir();
+    const env = {
+      ...emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' }),
+      MMAUTH_BASE_URL: gate.baseUrl,
+    };
+    const startedMs = Date.now();
+    const login = await runCli(['login', '--json', '--wait', '60'], { env, timeoutMs: 70_000 });
+    expect(login.code, login.stderr).toBe(4);
+    expect((JSON.parse(login.stdout) as Json).error.code).toBe('iss_mismatch');
+    // What must hold: it did not wait for --wait (60 s) to pass.
+    expect(Date.now() - startedMs).toBeLessThan(45_000);
+    expect(emulator.requests.filter((r) => r.url === '/oauth2/token')).toHaveLength(0);
+  }, 80_000);
+
   it('M7: once a server promised iss, a later metadata 404 (a day on) does not drop the requirement: the login without iss is iss_missing, with a warning', async () => {
     let targetUrl = '';
     const gate = await startGateProxy(() => targetUrl);
