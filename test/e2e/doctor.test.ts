@@ -96,6 +96,28 @@ describe('mmauth doctor tells the truth (each profile kind)', () => {
     },
   );
 
+  it('a client-credentials profile on a server without introspection, its token expired: the token check cannot say a renewal will work (warn, naming mmauth refresh), and no browser warning', async () => {
+    const emulator = await startTestEmulator({ flavor: 'spec' });
+    const configDir = makeConfigDir();
+    expect((await runCli(['client-credentials'], { env: emulator.env(configDir) })).code).toBe(0);
+    const path = join(configDir, 'config.json');
+    const config = JSON.parse(readFileSync(path, 'utf8')) as { profiles: Record<string, any> };
+    config.profiles.default.token.expires_at = new Date(Date.now() - 60_000).toISOString();
+    writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
+    emulator.advanceSeconds(8_000);
+    // The secret was rotated on the server: nothing here can tell.
+    const client = emulator.state.clients.get(emulator.client.clientId);
+    if (client !== undefined) client.clientSecret = 'rotated-on-the-server';
+    const result = await runCli(['doctor', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    const document = JSON.parse(result.stdout) as DoctorDocument;
+    expect(statusOf(document, 'client secret')).toBe('skip');
+    const token = document.checks.find((c) => c.name === 'token');
+    expect(token?.status).toBe('warn');
+    expect(token?.detail).toContain('cannot be told');
+    expect(token?.fix).toContain('mmauth refresh');
+    expect(statusOf(document, 'browser')).toBe('skip');
+  });
+
   it('a base URL with a wrong path (the token endpoint answers 404): fail naming the base URL and its path, exit 1', async () => {
     const { emulator, env } = await profileOnEmulator();
     const result = await runCli(['doctor', '--json', '--base-url', `${emulator.baseUrl}/wrong`], { env });

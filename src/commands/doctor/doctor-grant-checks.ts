@@ -99,6 +99,7 @@ export async function checkStoredToken(
   profile: Profile | undefined,
   profileName: string,
   ctx: AppContext,
+  isSecretAccepted = true,
 ): Promise<Check> {
   const token = profile?.token;
   if (profile === undefined || token === undefined)
@@ -118,8 +119,15 @@ export async function checkStoredToken(
       }
       if (renewal === 'none')
         return fail('token', 'expired; it cannot be renewed', nextStep(profile.lastGrant, profileName));
-      if (renewal === 'client_credentials')
+      // A renewal works only with a secret the server accepts: say so only when that check proved it.
+      if (renewal === 'client_credentials' && isSecretAccepted)
         return ok('token', 'expired; the next token, header or api gets a new one with the client secret');
+      if (renewal === 'client_credentials')
+        return warn(
+          'token',
+          'expired; whether the client secret still gets a new one cannot be told here (it could not be checked above)',
+          `mmauth refresh${profileName === 'default' ? '' : ` --profile ${profileName}`} (gets a new one, or says why not)`,
+        );
       // Token info and introspection judge the expired record alike for a live and an ended grant (decisions 41).
       return warn(
         'token',

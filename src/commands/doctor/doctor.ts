@@ -8,6 +8,7 @@ import {
   checkConfigFiles,
   checkLoopback,
   checkTokenEndpoint,
+  skip,
   type Check,
 } from './doctor-checks.js';
 import { checkAuthorization, checkClientSecret, checkStoredToken } from './doctor-grant-checks.js';
@@ -114,17 +115,29 @@ export async function runDoctor(options: DoctorOptions, given: AppContext): Prom
       checks.push(await checkAuthorization(server, listedGrant(settings, listed), clientId, scope));
       const storedSecret =
         settings !== undefined && isSecretForClient(settings, clientId) ? settings?.clientSecret : undefined;
-      checks.push(
-        await checkClientSecret(server, clientId, pickSetting(undefined, ctx.env.MMAUTH_CLIENT_SECRET, storedSecret)),
+      const secretCheck = await checkClientSecret(
+        server,
+        clientId,
+        pickSetting(undefined, ctx.env.MMAUTH_CLIENT_SECRET, storedSecret),
       );
+      checks.push(secretCheck);
       const isSameServer =
         settings?.baseUrl === undefined || new URL(settings.baseUrl).origin === new URL(base.endpoints.baseUrl).origin;
       // The stored token goes only to its own server; a keyring that cannot open it is the keyring check's finding.
       if (isSameServer && readFailure === undefined)
-        checks.push(await checkStoredToken(server, profile, profileName, ctx));
+        checks.push(await checkStoredToken(server, profile, profileName, ctx, secretCheck.status === 'ok'));
     }
   }
-  checks.push(checkBrowser(ctx.env, ctx.platform), await checkLoopback(), await checkSandbox(ctx));
+  // A client-credentials profile never opens a browser: no warning about one.
+  const grantOf = listedGrant(settings, listed);
+  const isClientOnly = (grantOf?.token?.grant ?? grantOf?.lastGrant) === 'client_credentials';
+  checks.push(
+    isClientOnly
+      ? skip('browser', 'not used by this profile (client credentials)')
+      : checkBrowser(ctx.env, ctx.platform),
+    await checkLoopback(),
+    await checkSandbox(ctx),
+  );
   const isOk = checks.every((check) => check.status !== 'fail');
   if (options.json === true)
     out.json(
