@@ -15,7 +15,7 @@ function stringList(value: unknown): string[] | undefined {
 
 /**
  * An endpoint of the document, checked: absent is undefined; present, it must be on the base URL's
- * origin (credentials go only there: decisions 5), else `malformed_response`.
+ * origin (credentials go only there), else `malformed_response`.
  */
 function endpointOf(json: Record<string, unknown>, name: string, origin: string): string | undefined {
   const value = json[name];
@@ -79,7 +79,7 @@ export async function fetchServerMetadata(server: ServerConfiguration): Promise<
  * revocation and introspection endpoints where it lists them, its issuer, and whether `iss` is
  * required. Token info stays `{base}/oauth2/token/info` (Doorkeeper's own, in no metadata).
  * Without metadata, `endpoints` as they are. Throws `store_malformed` for an endpoint off the base
- * URL's origin (a copy planted in the config file: credentials go only to that origin, decisions 5).
+ * URL's origin (a copy planted in the config file: credentials go only to that origin).
  */
 /**
  * The first endpoint `metadata` names off `origin` (a URL string), or undefined when all are on it:

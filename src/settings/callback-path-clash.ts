@@ -1,4 +1,5 @@
 import type { CachedServerMetadata, Profile } from '../store/profile.js';
+import type { ProfileStore } from '../store/store-types.js';
 import { DEFAULT_CALLBACK_PATH } from './redirect-uri.js';
 
 /** What a clash check needs of a profile: its server, its callback path, what its server promised. */
@@ -49,4 +50,24 @@ export function callbackPathClashWarning(
     `a server you do not trust could pass off the other's authorization code as its own (mix-up). Register a path of ` +
     `its own for this profile with the server and log in with --callback-path ${callbackPath.replace(/\/+$/, '')}/${profileName}`
   );
+}
+
+/**
+ * Warns, before the browser opens, when another profile on another server listens on the same
+ * callback path while either server sends no `iss` (callbackPathClashes: RFC 9700 §4.4.2's mix-up).
+ * A config file that cannot be listed warns of nothing: the login itself says what is wrong with it.
+ */
+export function warnOfCallbackPathClash(
+  store: ProfileStore,
+  self: { name: string; baseUrl: string; callbackPath: string; serverMetadata: CachedServerMetadata | undefined },
+  out: { warn(line: string): void },
+): void {
+  let profiles: ReturnType<ProfileStore['list']>;
+  try {
+    profiles = store.list();
+  } catch {
+    return;
+  }
+  const warning = callbackPathClashWarning(callbackPathClashes(profiles, self), self.callbackPath, self.name);
+  if (warning !== undefined) out.warn(warning);
 }

@@ -12,6 +12,7 @@ import {
 import { chooseScope, findClientSecret, pickSetting, requireClientId } from './settings.js';
 import { resolveTarget, type Target } from './target.js';
 import { withServerMetadata } from './server-metadata-cache.js';
+import { warnOfCallbackPathClash } from './callback-path-clash.js';
 import type { CachedServerMetadata } from '../store/profile.js';
 
 /** The options a browser login (one step or two) is configured by. */
@@ -74,7 +75,14 @@ export async function resolveLoginSettings(options: LoginSettingsOptions, ctx: A
     parseCallbackPath(pickSetting(options.callbackPath, undefined, profile?.callbackPath) ?? DEFAULT_CALLBACK_PATH);
   const usable = credentialsFor(profile, target.endpoints.baseUrl, clientId);
   const clientSecret = once(() => findClientSecret(options, ctx, { ...target, profile: usable, clientId }));
-  const discover = once(() => withServerMetadata(target, ctx));
+  const discover = once(async () => {
+    const served = await withServerMetadata(target, ctx);
+    // Before the browser opens: another server's profile on this path, while either sends no iss (mix-up).
+    const { serverMetadata } = served;
+    const self = { name: target.profileName, baseUrl: served.endpoints.baseUrl, callbackPath, serverMetadata };
+    warnOfCallbackPathClash(target.store, self, await ctx.output());
+    return served;
+  });
   return { target, clientId, scope, redirect, callbackPath, usable, clientSecret, discover };
 }
 

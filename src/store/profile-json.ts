@@ -15,12 +15,8 @@ import { parseServerMetadata, serverMetadataJson } from './server-metadata-recor
 
 function optionalString(record: Record<string, unknown>, key: string, where: string): string | undefined {
   const value = record[key];
-  if (value === undefined || value === null) {
-    return undefined;
-  }
-  if (typeof value !== 'string') {
-    throw new ProfileFormatError(`${where}.${key} must be a string`);
-  }
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') throw new ProfileFormatError(`${where}.${key} must be a string`);
   return value;
 }
 

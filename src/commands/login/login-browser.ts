@@ -19,7 +19,6 @@ import { askClientSecret, isVerbose } from '../../settings/settings.js';
 import { codeFlowJudge, type ResponseJudge } from './login-exchange.js';
 import { toStoredToken } from '../../grant/token-record.js';
 import { DEFAULT_CALLBACK_PATH } from '../../settings/redirect-uri.js';
-import { warnOfCallbackPathClash } from './callback-path-warning.js';
 
 /**
  * Signs in through the browser (RFC 8252; RFC 6749 §4.1 with PKCE, or §4.2 with `implicit`): waits
@@ -65,11 +64,6 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   // The server's metadata (RFC 8414), read once the local checks passed: its endpoints and its issuer from here on.
   const served = await discover();
   const { endpoints, serverMetadata } = served;
-  warnOfCallbackPathClash(
-    target.store,
-    { name: profileName, baseUrl: endpoints.baseUrl, callbackPath, serverMetadata },
-    out,
-  );
 
   // Loaded here, not at start-up: the listener, the paste reader and the fragment check pull in
   // node:http, node:readline and node:crypto, which every other command would pay for.

@@ -23,7 +23,6 @@ import { askClientSecret } from '../../settings/settings.js';
 import { requireProfile, resolveTarget } from '../../settings/target.js';
 import { toStoredToken } from '../../grant/token-record.js';
 import { DEFAULT_CALLBACK_PATH } from '../../settings/redirect-uri.js';
-import { warnOfCallbackPathClash } from './callback-path-warning.js';
 
 /** How long a started login may be completed, in ms. */
 const PENDING_TTL_MS = 10 * 60_000;
@@ -65,11 +64,6 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
   const intent = await prepareStoring(options, target.store, profileName, out);
   const served = await discover(); // the server's metadata (RFC 8414), once the local checks passed
   const { endpoints, serverMetadata } = served;
-  warnOfCallbackPathClash(
-    target.store,
-    { name: profileName, baseUrl: endpoints.baseUrl, callbackPath, serverMetadata },
-    out,
-  );
   const redirectUri = redirect?.uri ?? `http://127.0.0.1:${await freeLoopbackPort()}${callbackPath}`;
   const responseType = options.implicit === true ? 'token' : 'code';
   const request = await createAuthorizationRequest(
