@@ -56,7 +56,7 @@ export interface AppContext {
   random?: AuthorizationRandomness;
   /**
    * Every secret this run knows (the environment's, what the store opened, what crossed the wire):
-   * scrubbed from every line for people, JSON errors and the trace (decisions 31).
+   * scrubbed from every line for people, JSON errors and the trace.
    */
   secrets: SecretScrubber;
 }

@@ -100,7 +100,7 @@ export interface MmauthErrorOptions {
   hint?: string | undefined;
   /** Facts a hint needs (a port, a host, `viaProxy`), never secrets. */
   details?: Readonly<Record<string, string>>;
-  /** The exit code the CLI gives this error (set on what the library throws: decisions 44). */
+  /** The exit code the CLI gives this error (set on what the library throws: the project's rules). */
   exitCode?: number | undefined;
 }
 

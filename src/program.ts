@@ -93,7 +93,7 @@ More in the package's docs/: commands.md, profiles.md, exec-and-programs.md (tok
 each one is good until the next renewal; on a 401 ask again), library.md (getToken for Node
 programs), json-and-exit-codes.md, security.md, development.md.`,
     );
-  // Under --json, stderr carries warnings and errors only (decisions 32); `api` has no --json.
+  // Under --json, stderr carries warnings and errors only; `api` has no --json.
   program.hook('preAction', async (_, action) => {
     if (action.opts().json === true) (await ctx.output()).setJsonRun();
     await noteLocalOnly(action.parent?.parent === null ? action.name() : (action.parent?.name() ?? action.name()), ctx);

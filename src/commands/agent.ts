@@ -70,7 +70,7 @@ function announce(out: Output, options: AgentOptions, socket: string, pid: numbe
  * `mmauth agent`: `--stop` ends the agent MMAUTH_AGENT_SOCK (or --socket) names; otherwise finds
  * the agent already on the socket or starts one (in the background, or attached with --foreground)
  * serving the profiles named (each must exist), and prints its socket and pid as sh commands
- * (--json: one line). The agent process ignores MMAUTH_AGENT_SOCK itself (decisions 50). Throws
+ * (--json: one line). The agent process ignores MMAUTH_AGENT_SOCK itself. Throws
  * `unknown_profile`, `store_insecure` for a socket directory that is not private, `agent_unreachable`
  * for --stop without an agent.
  */

@@ -103,7 +103,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
   if ((options.allowMethods !== undefined || options.allowPaths !== undefined) && options.proxy !== true) {
     throw new MmauthError('usage', '--allow-methods and --allow-paths go with --proxy');
   }
-  // Refused before anything runs or is asked: no bwrap, or a bus no path can hide (decisions 51).
+  // Refused before anything runs or is asked: no bwrap, or a bus no path can hide.
   const sandbox = options.sandbox === true ? await (await import('./exec/sandbox-plan.js')).sandboxFor(ctx) : undefined;
   if (options.proxy === true) {
     if (options.serve === true) throw new MmauthError('usage', '--proxy gives the child no token: drop --serve');
@@ -139,7 +139,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
     });
     ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), file.dir, sandbox));
   } finally {
-    // A renewal in flight is waited for, so the pair it brings is stored, never lost (issue 30).
+    // A renewal in flight is waited for, so the pair it brings is stored, never lost.
     await keeper.stop();
     await server?.close();
     file.remove();
@@ -148,7 +148,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
 
 /**
  * `exec --proxy`: the child gets MMAUTH_API_URL, the address of an authenticating proxy to the
- * profile's API (startProfileProxy), and MMAUTH_API_SOCKET, its Unix socket, and no token at all: no variable, no file, no endpoint (issue 33).
+ * profile's API (startProfileProxy), and MMAUTH_API_SOCKET, its Unix socket, and no token at all: no variable, no file, no endpoint.
  */
 async function runExecProxied(
   program: string,

@@ -31,7 +31,7 @@ export async function runHeader(options: UsableTokenOptions, ctx: AppContext): P
   const out = await ctx.output();
   const value = `Bearer ${(await usableAccessToken(options, ctx, (line) => out.warn(line))).accessToken}`;
   if (options.json === true) {
-    // A bare map of HTTP headers, as tools consume it (an MCP headersHelper): no schema_version (decisions 46).
+    // A bare map of HTTP headers, as tools consume it (an MCP headersHelper): no schema_version.
     out.json({ Authorization: value }, { bare: true });
   } else {
     out.data(`Authorization: ${value}`);

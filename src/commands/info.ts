@@ -38,7 +38,7 @@ export interface InfoOptions extends CommonOptions {
  * Asks token info (spec §4.3) about the profile's token or MMAUTH_TOKEN and prints owner id,
  * scopes, remaining lifetime, application uid and the masked token; --json prints
  * `{resource_owner_id, scope[], expires_in, expires_at, application: {uid}, created_at}` (times ISO
- * 8601). A locally stale token that can renew is renewed first, as `token` does (decisions 30;
+ * 8601). A locally stale token that can renew is renewed first, as `token` does (the project's rules;
  * `--no-renew` not to); a locally valid token the server refuses is reported, not renewed around.
  * Throws `not_logged_in`, `token_inactive` (401), network and malformed-answer errors.
  */

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import { agentSocketOf } from '../settings/settings.js';
 
-/** The commands that act on this machine's own profiles even when an agent is named (decisions 50). */
+/** The commands that act on this machine's own profiles even when an agent is named. */
 const LOCAL_ONLY = new Set(['login', 'logout', 'revoke', 'profile', 'client-credentials', 'refresh', 'info', 'doctor']);
 
 /**

@@ -61,7 +61,7 @@ export interface LogoutResult {
   revoked: boolean;
   confirmed: boolean;
   already_invalid: boolean;
-  /** How many tokens mmauth had replaced without ending were revoked now (decisions 40). */
+  /** How many tokens mmauth had replaced without ending were revoked now. */
   replaced_revoked: number;
   profile: string;
 }
@@ -139,7 +139,7 @@ export async function logOutProfile(
 }
 
 /**
- * Ends the tokens the profile remembers as replaced and not ended (decisions 40: a client-credentials
+ * Ends the tokens the profile remembers as replaced and not ended (the project's rules: a client-credentials
  * renewal's old token, a re-login's over one with no refresh token), before its credentials are
  * forgotten; with --local-only they are only forgotten, said in one line. Returns how many the
  * server revoked. Throws the first revocation failure, keeping everything (as endGrant's do).

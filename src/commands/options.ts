@@ -7,7 +7,7 @@ import type {
 } from '../settings/setting-options.js';
 import { InvalidArgumentError, Option, type Command, type OptionValues } from '@commander-js/extra-typings';
 
-/** The `--profile` help: the whole selection order (README "Profiles"; decisions 34). */
+/** The `--profile` help: the whole selection order (README "Profiles"; the project's rules). */
 export const PROFILE_HELP =
   'profile to use; else MMAUTH_PROFILE, the nearest .mmauth-profile, `mmauth profile use`, then "default"';
 

@@ -19,7 +19,7 @@ export interface ProfileSettingsOptions {
 }
 
 /**
- * The store, and the named profile, which must exist: `unknown_profile` (exit 4, decisions 35) said
+ * The store, and the named profile, which must exist: `unknown_profile` (exit 4, the project's rules) said
  * as a typo is (the profiles there are, and how to make this one), not as "not logged in".
  */
 async function existing(name: string, ctx: AppContext) {
@@ -52,7 +52,7 @@ function checkedSettings(options: ProfileSettingsOptions): Partial<Profile> {
 /**
  * `profile use NAME`: makes NAME the current profile (kept in the config file, under the lock); with
  * `--directory [DIR]`, writes DIR/.mmauth-profile (the name and a newline, mode 0644, never through
- * a link) instead. Throws `unknown_profile` (decisions 35).
+ * a link) instead. Throws `unknown_profile`.
  */
 export async function runProfileUse(
   name: string,

@@ -31,7 +31,7 @@ export interface RunningProxy {
 }
 
 /**
- * Starts the authenticating proxy for the profile (`mmauth proxy`, `exec --proxy`; issue 33): its
+ * Starts the authenticating proxy for the profile (`mmauth proxy`, `exec --proxy`; an earlier change): its
  * token kept as exec keeps one (keepProfileToken), requests forwarded to the profile's base URL only
  * (startApiProxy), one line per request on stderr with --verbose (never a token). Throws what
  * usableAccessToken throws, `no_base_url` without a base URL, `usage` for a bad --allow-methods or --allow-paths.

@@ -41,7 +41,7 @@ export interface ProfileStatusJson {
   has_client_secret: boolean;
   /** What token info said with --check; null when not checked. */
   check: TokenCheck;
-  /** Whether its sealed credentials are stored but their key is not in the keyring (issue 25 item 11). */
+  /** Whether its sealed credentials are stored but their key is not in the keyring. */
   credentials_lost: boolean;
   /** Whether a refresh token is stored (never the token itself). */
   has_refresh_token: boolean;

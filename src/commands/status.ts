@@ -220,7 +220,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
 
 /**
  * The keyring profiles among `profiles` whose sealed credentials no longer open, each with the
- * `credentials_lost` error reading them threw (issue 25 item 11). Any other failure (a keyring
+ * `credentials_lost` error reading them threw. Any other failure (a keyring
  * that does not answer) is status's to leave unsaid: it never throws.
  */
 async function lostCredentials(

@@ -25,7 +25,7 @@ export function parseRequestedScopes(scope: string | null): string[] | undefined
   return scopes.every((s) => known.includes(s)) ? scopes : undefined;
 }
 
-/** Validates authorization request parameters in Doorkeeper's order (server-behaviour.md authorize 4). */
+/** Validates authorization request parameters in Doorkeeper's order (as servers of the family do). */
 export function checkAuthorizationRequest(
   params: URLSearchParams,
   state: EmulatorState,

@@ -10,7 +10,7 @@ export interface ClientAuthenticationResult {
 }
 
 /**
- * Client authentication (RFC 6749 §2.3.1; server-behaviour.md token 2): HTTP Basic wins over body
+ * Client authentication (RFC 6749 §2.3.1; what servers of the family do): HTTP Basic wins over body
  * parameters; a public client (no secret) is authenticated by its `client_id` alone. As in
  * Doorkeeper 5.5 (`Credentials.from_basic` matches `/^Basic /`), the scheme is case-sensitive: a
  * lower-case `basic` is no Basic credential, and the body parameters are read instead.

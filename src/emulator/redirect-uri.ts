@@ -12,7 +12,7 @@ function queryParts(search: string): string[] {
  * Whether `given` matches the registered redirect URI as Doorkeeper 5.5's `URIChecker.matches?`
  * judges it: scheme, host and path equal; a registered query must be present in `given` with the
  * same parts in any order, and a query `given` adds to a registered URI without one is ignored; the
- * port must match too except for loopback IP literals (RFC 8252 §7.3; server-behaviour.md authorize
+ * port must match too except for loopback IP literals (RFC 8252 §7.3; what servers of the family do authorize
  * 5). `localhost` is matched exactly, port included. A fragment never matches.
  */
 export function redirectUriMatches(registered: string, given: string): boolean {

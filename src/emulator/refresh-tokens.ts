@@ -7,7 +7,7 @@ export interface RefreshTokenRecord {
   client: EmulatorClient;
   ownerId: number | null;
   scopes: string[];
-  /** The access token issued with it: one record on the server (server-behaviour.md refresh 5). */
+  /** The access token issued with it: one record on the server (as servers of the family do). */
   accessToken: string;
   /** When that access token expires, epoch ms; undefined for no expiry. */
   accessExpiresAtMs: number | undefined;
@@ -16,7 +16,7 @@ export interface RefreshTokenRecord {
 }
 
 /**
- * The emulator's refresh tokens, with Doorkeeper's rotation (server-behaviour.md, refresh tokens
+ * The emulator's refresh tokens, with Doorkeeper's rotation (what servers of the family do, refresh tokens
  * 2–6): a refresh answers a new pair; the old refresh token stays usable until the new access
  * token is first used; refresh tokens never expire by time, only by revocation or rotation.
  */

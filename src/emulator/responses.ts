@@ -73,7 +73,7 @@ export function sendJson(
   res.end(JSON.stringify(body));
 }
 
-/** An OAuth error answer with Doorkeeper's WWW-Authenticate header (server-behaviour.md token 4). */
+/** An OAuth error answer with Doorkeeper's WWW-Authenticate header (as servers of the family do). */
 export function sendOAuthError(
   res: ServerResponse,
   status: number,

@@ -157,7 +157,7 @@ export class EmulatorState {
 
   /**
    * A presented access token: its presentation retires the pair it replaced, live or not
-   * (server-behaviour.md refresh 3 and 7): that refresh token and that access token both end.
+   * (as servers of the family do): that refresh token and that access token both end.
    * Returns the presented token when it is live, else undefined.
    */
   useToken(token: string): AccessTokenRecord | undefined {

@@ -1,4 +1,4 @@
-/** The flag that fixes what the authorization endpoint rejected (server-behaviour.md authorize 4). */
+/** The flag that fixes what the authorization endpoint rejected (as servers of the family do). */
 export function probeHint(oauthError: string | undefined): string {
   switch (oauthError) {
     case 'invalid_client':

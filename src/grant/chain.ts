@@ -4,7 +4,7 @@ import type { ServerConfiguration } from '../oauth/server-configuration.js';
 /**
  * Presents each access token in `accessTokens` once at token info (spec §4.3), which on a server of
  * this family retires the refresh token its pair replaced, whether or not the access token has
- * expired or been revoked since (server-behaviour.md, Refresh tokens, rules 3 and 7). Any HTTP answer
+ * expired or been revoked since (as servers of the family do). Any HTTP answer
  * counts as done (401 for a dead token retires all the same; 404, a server without token info,
  * leaves nothing this client could do). Returns the tokens still to present (their request failed
  * on the network: to be tried again at the next renewal, revoke or logout) and the first such

@@ -130,9 +130,9 @@ async function renewDetached(token: StoredToken, target: GrantTarget, ctx: AppCo
 }
 
 /**
- * Ends a grant (decisions 27: the one routine behind revoke, logout, a replaced grant and profile
+ * Ends a grant (the project's rules: the one routine behind revoke, logout, a replaced grant and profile
  * removal). First the access tokens still owed a presentation are presented (the chain's links,
- * server-behaviour.md Refresh tokens 7). An expired access token with a refresh token is renewed
+ * what servers of the family do). An expired access token with a refresh token is renewed
  * first (the server ignores the revocation of an expired token's record, Refresh tokens 5): stored
  * through renewToken when `stored` is given, else detached; a refresh the server refuses means it
  * had already ended the grant (`already_ended`). Then the access token is revoked and confirmed

@@ -11,7 +11,7 @@ export function issuedLifetimeS(token: Pick<StoredToken, 'obtainedAt' | 'expires
 }
 
 /**
- * The renewal margin of a token with an expiry, in seconds (decisions 7): max(`minTtlS`, min(60 s,
+ * The renewal margin of a token with an expiry, in seconds: max(`minTtlS`, min(60 s,
  * half its issued lifetime)). A token with less than this left is stale.
  */
 export function renewalMarginS(token: Pick<StoredToken, 'obtainedAt' | 'expiresAt'>, minTtlS: number): number {
@@ -31,7 +31,7 @@ export function staleAtMs(token: Pick<StoredToken, 'obtainedAt' | 'expiresAt'>, 
 /**
  * Whether a token is fresh at `nowMs` (epoch ms): at least max(`minTtlS`, min(60 s, half its
  * issued lifetime)) left (staleAtMs, to the millisecond), so that a server issuing short tokens
- * does not make every call renew (decisions 7). A token with no expiry always is.
+ * does not make every call renew. A token with no expiry always is.
  */
 export function isFresh(token: Pick<StoredToken, 'obtainedAt' | 'expiresAt'>, nowMs: number, minTtlS: number): boolean {
   const at = staleAtMs(token, minTtlS);

@@ -26,7 +26,7 @@ function given(value: string | undefined): string | undefined {
 
 /**
  * The client secret renewal may use: MMAUTH_CLIENT_SECRET, else the stored one when it belongs to
- * the profile's client (never a flag or a prompt; decisions 9).
+ * the profile's client (never a flag or a prompt; the project's rules).
  */
 function renewalSecret(profile: Profile, env: NodeJS.ProcessEnv): string | undefined {
   return given(env.MMAUTH_CLIENT_SECRET) ?? (isSecretForClient(profile) ? profile.clientSecret : undefined);
@@ -62,8 +62,8 @@ export interface RenewalTarget {
   isAccessTokenRefused?: boolean;
   /**
    * Gets the new token as soon as it is stored, before it is presented: on a rotating server the
-   * presentation ends the previous access token (server-behaviour.md, Refresh tokens 3), so whoever
-   * hands tokens out (exec's file and endpoint) switches first (decisions 39).
+   * presentation ends the previous access token (as servers of the family do), so whoever
+   * hands tokens out (exec's file and endpoint) switches first.
    */
   onStored?: ((token: StoredToken) => void) | undefined;
 }
@@ -71,7 +71,7 @@ export interface RenewalTarget {
 /**
  * Ms between storing a renewed token and first presenting it while a process follows the profile
  * (`exec`, markFollower): its file and endpoint switch in that time (inotify, else a FOLLOW_POLL_MS
- * stat), and a child that read the previous token just before has used it (decisions 39). Without
+ * stat), and a child that read the previous token just before has used it. Without
  * a follower, nothing waits.
  */
 export const HAND_OVER_MS = 150;
@@ -129,7 +129,7 @@ async function isAccessTokenDead(
  * that token is returned without a request. Otherwise it asks the server (RFC 6749 §6 or §4.4),
  * writes the new pair with its access token added to the profile's chain to retire, hands it to
  * `target.onStored`, then presents that token once (retireChain), so the refresh token it replaced is no longer honoured before this
- * returns (server-behaviour.md, Refresh tokens 7; decisions 28); a presentation a kill or the
+ * returns (as servers of the family do); a presentation a kill or the
  * network cut short stays recorded for the next renewal, revoke or logout. A refresh token the
  * server refuses (invalid_grant) is dropped, with the access token too when that is dead
  * (isAccessTokenDead: "dead is dead"), and `refresh_refused` thrown; a network failure or 5xx
@@ -179,7 +179,7 @@ export async function renewToken(seen: StoredToken, target: RenewalTarget, ctx: 
         : next;
     const isRotated = kind === 'refresh_token' && next.refreshToken !== undefined;
     chain = [...(current.chainToRetire ?? []), ...(isRotated ? [next.accessToken] : [])];
-    // A client-credentials renewal leaves the old token live (programs may hold it): remembered for logout (decisions 40).
+    // A client-credentials renewal leaves the old token live (programs may hold it): remembered for logout.
     const replacedTokens =
       kind === 'client_credentials'
         ? keptReplacedTokens(

@@ -22,7 +22,7 @@ function isLeftLive(former: StoredToken | undefined, next: StoredToken): former 
 
 /**
  * The replaced tokens a profile keeps when `next` (bound to `baseUrl` and `clientId`) is stored over
- * `former` (decisions 40): `former`'s own, plus its token when isLeftLive, while they live at `nowMs`
+ * `former`: `former`'s own, plus its token when isLeftLive, while they live at `nowMs`
  * (epoch ms). Undefined when the binding changes (a `--replace` to another server or client): those
  * are then ended at the old origin by endReplacedGrant, never carried to another.
  */
@@ -52,7 +52,7 @@ export interface ReplacedTokensEnd {
 
 /**
  * Revokes each replaced token (RFC 7009 §2.1, `token_type_hint=access_token`) with the client that
- * obtained it, so that nothing mmauth obtained for a profile is live after logout (decisions 40).
+ * obtained it, so that nothing mmauth obtained for a profile is live after logout.
  * A 200 counts as revoked (the server answers 200 for an already dead token too). Tokens whose
  * request failed are returned in `left`, with the first failure. Throws only a non-MmauthError bug.
  */

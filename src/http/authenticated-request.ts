@@ -1,5 +1,5 @@
 /**
- * The one path of an authenticated request (issue 32 item 3), shared by `mmauth api`, the
+ * The one path of an authenticated request, shared by `mmauth api`, the
  * library's `source.fetch` and the proxy: the token goes to the profile's origin only, and a
  * refusal renews once and replays once when the request can be sent again.
  */
@@ -30,7 +30,7 @@ export interface AuthenticatedAnswer<Answer> {
 /**
  * Sends a request with the current token (`send(accessToken)`, RFC 6750 §2.1); when the service
  * refuses it and the request can be replayed, asks `tokens` once for a new one and sends once more
- * (decisions 10: a 401 on a token mmauth just handed over renews, whatever its lifetime). The second
+ * (the project's rules: a 401 on a token mmauth just handed over renews, whatever its lifetime). The second
  * answer is final, refused or not. When `tokens` gives back the refused token itself, the refusal is
  * the answer and nothing is sent again. Throws what `send` and `tokens` throw (the refusal discarded).
  */
@@ -57,7 +57,7 @@ export async function sendWithToken<Answer>(
 
 /**
  * Whether a request to `url` may carry the profile's token: only on the origin (scheme, host, port)
- * of the profile's base URL (RFC 6749 §10.3; decisions 5). False without a base URL.
+ * of the profile's base URL (RFC 6749 §10.3; the project's rules). False without a base URL.
  */
 export function mayCarryToken(url: URL, baseUrl: string | undefined): boolean {
   return baseUrl !== undefined && url.origin === new URL(baseUrl).origin;

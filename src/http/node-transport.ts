@@ -7,7 +7,7 @@ import { headerFields, refuseOverLimit, requestHeaders } from './read-body.js';
  * Never follows a redirect. Node's HTTP parser is native, so a one-shot process pays no WASM start.
  * `signal` ends the exchange wherever it is (request, headers or body) by destroying the request:
  * a listener of our own, not http's `signal` option, whose stream plumbing costs about 0.7 ms at
- * the first request of a process (issue 26), as the body is read through events, not an async
+ * the first request of a process, as the body is read through events, not an async
  * iterator (about 0.3 ms).
  */
 export function createNodeTransport(): Transport {

@@ -135,7 +135,7 @@ export class TokenProvider {
   }
 
   /**
-   * Renews now whatever the token's lifetime (a 401 from the API: decisions 10), once across processes
+   * Renews now whatever the token's lifetime (a 401 from the API: the project's rules), once across processes
    * (renewToken: when another process renewed meanwhile, its token), and returns the new token.
    * Within a minute of such a renewal, only when token info no longer accepts the token (refusalGuard);
    * otherwise `refused` itself comes back, and with it the 401.
@@ -143,7 +143,7 @@ export class TokenProvider {
   async renewAfterRefusal(refused: Token): Promise<Token> {
     try {
       const ctx = await this.#context();
-      // From an agent: it decides whether the refusal renews (decisions 50); nothing local is read.
+      // From an agent: it decides whether the refusal renews; nothing local is read.
       const agentSocket = agentSocketOf(ctx.env);
       if (agentSocket !== undefined) {
         const renewed = await agentTokenAfterRefusal(agentSocket, refused.profile, refused.accessToken, 30, ctx);

@@ -12,7 +12,7 @@ const VERSION = (() => {
   }
 })();
 
-/** A writable that drops everything: the library never prints (decisions 44). */
+/** A writable that drops everything: the library never prints. */
 function silent(): NodeJS.WritableStream & { isTTY: false } {
   const sink = new PassThrough();
   sink.resume();

@@ -12,7 +12,7 @@ export const LOGIN_REQUIRED_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
 ]);
 
 /**
- * An MmauthError after which a login is needed (decisions 44: `not_logged_in`, `unknown_profile`,
+ * An MmauthError after which a login is needed (the project's rules: `not_logged_in`, `unknown_profile`,
  * `refresh_refused`, `token_expired`, `credentials_lost`), as Azure's `CredentialUnavailableError`
  * lets a chain of credentials try the next one. `code` and `exitCode` (4) as the CLI gives them.
  */
@@ -56,7 +56,7 @@ function cleanCause(cause: unknown, scrub: (text: string) => string, depth = 0):
 }
 
 /**
- * `error` as the library throws it (decisions 44): an MmauthError with its `exitCode` (the exit
+ * `error` as the library throws it: an MmauthError with its `exitCode` (the exit
  * code the CLI gives it), a LoginRequiredError for the codes of LOGIN_REQUIRED_CODES; anything that
  * is no MmauthError becomes `unexpected` (exit 1) with it as the cause. Every string it holds (message,
  * stack, the server's description, details, the cause chain) has the secrets `secrets` knows and

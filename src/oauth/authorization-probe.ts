@@ -32,7 +32,7 @@ function errorPageReason(html: string): { error: string | undefined; reason: str
  * Asks the authorization endpoint once, as the browser will (`GET` of the same URL, no cookies,
  * redirects not followed), before mmauth waits: the server family answers a bad request (unknown
  * client, unregistered redirect URI, unknown scope, unsupported response type) with an HTML error
- * page and never redirects it (server-behaviour.md authorize 4). Returns `page` (sign-in or consent)
+ * page and never redirects it (as servers of the family do). Returns `page` (sign-in or consent)
  * or `redirect`; throws `authorization_request_rejected` with the server's reason for its error
  * page or a 4xx, `unexpected_status` for a 5xx, and network errors as the transport throws them.
  */

@@ -19,7 +19,7 @@ const PROBE_TOKEN = 'mmauth-doctor-probe';
  * request (RFC 7662 §2.1, `POST {base}/oauth2/introspect`, Doorkeeper 5.5) for a token no server
  * issued, authenticated as the client (secret in the body). 200 → `accepted` (the answer's
  * `active` says nothing here); 401 `invalid_client` → `refused`; 404 → `no_introspection` (a
- * server that predates it, or the spec's). Never presents or spends a token (decisions 41).
+ * server that predates it, or the spec's). Never presents or spends a token.
  * Throws what describeOAuthFailure gives for any other answer or a network failure.
  */
 export async function checkClientCredentials(

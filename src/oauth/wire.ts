@@ -27,7 +27,7 @@ export interface TokenInfoSpecWire {
   created_at?: number;
 }
 
-/** Token info record as Doorkeeper 5 gives it (server-behaviour.md, token info 2). */
+/** Token info record as Doorkeeper 5 gives it (as servers of the family do). */
 export interface TokenInfoDoorkeeper5Wire {
   resource_owner_id: number | null;
   scope: string[];
@@ -89,5 +89,5 @@ export const KNOWN_SCOPES = [
   'userinfo.profile',
 ] as const;
 
-/** The scope requested when none is given (server-behaviour.md, authorize 7). */
+/** The scope requested when none is given (as servers of the family do). */
 export const DEFAULT_SCOPE = 'service';

@@ -7,7 +7,7 @@ import type { Target } from './target.js';
 /**
  * What endGrant needs to end the stored grant of `target`'s profile: the server, the client (its
  * id by flag > MMAUTH_CLIENT_ID > profile, its secret from findClientSecret, none for a public
- * client), the bound on each request, the trace, and where the profile lives (decisions 27).
+ * client), the bound on each request, the trace, and where the profile lives.
  * Throws what requireClientId and findClientSecret throw.
  */
 export async function resolveGrantTarget(

@@ -158,7 +158,7 @@ export async function findClientSecret(
 /**
  * Asks for the client secret with a masked prompt (a terminal only), and remembers it among the
  * run's secrets: client-credentials with none given, or the login whose public attempt the server
- * refused (issue 25 item 7). Throws `prompt_unavailable` or `invalid_client_secret`.
+ * refused. Throws `prompt_unavailable` or `invalid_client_secret`.
  */
 export async function askClientSecret(ctx: AppContext): Promise<string> {
   const secret = checkSecret(await ctx.prompter.secret('Client secret:', SECRET_SOURCES));
@@ -227,7 +227,7 @@ export function resolveScope(flag: string | undefined, profile: Profile | undefi
 }
 
 /**
- * The token agent's socket (`MMAUTH_AGENT_SOCK`, decisions 50), or undefined when none is named:
+ * The token agent's socket (`MMAUTH_AGENT_SOCK`, the project's rules), or undefined when none is named:
  * with one, the agent is the only source of tokens and no local credentials are read.
  */
 export function agentSocketOf(env: NodeJS.ProcessEnv): string | undefined {

@@ -126,7 +126,7 @@ export async function lockConfig(path: string, onWait: (message: string) => void
   }, QUIET_WAIT_MS);
   try {
     const release = await lock(path, {
-      // Its fs is plain node:fs in the bundle, not graceful-fs (scripts/build.mjs, issue 26).
+      // Its fs is plain node:fs in the bundle, not graceful-fs (scripts/build.mjs, an earlier change).
       realpath: false,
       stale: 10_000,
       update: 2_000,
@@ -154,7 +154,7 @@ export async function lockConfig(path: string, onWait: (message: string) => void
 
 /**
  * Removes one file, gone already or not. unlink, not rmSync: Node 20's rmSync loads its rimraf and
- * node:assert (about 1.5 ms) on every renewal (issue 26).
+ * node:assert (about 1.5 ms) on every renewal.
  */
 function removeIfThere(path: string): void {
   try {

@@ -24,7 +24,7 @@ export interface Placement {
 }
 
 /**
- * The store's placement rules (decisions 24; ARCHITECTURE.md "Where credentials live") over
+ * The store's placement rules (the project's rules; ARCHITECTURE.md "Where credentials live") over
  * `vault`, for the setting MMAUTH_CREDENTIAL_STORE gave (`setting`).
  */
 export function createCredentialPlacement(vault: CredentialVault, setting: CredentialStoreSetting) {
@@ -46,7 +46,7 @@ export function createCredentialPlacement(vault: CredentialVault, setting: Crede
 
   /**
    * Where `next`'s credentials go and in what form: sealed for the keyring, or plain text for the
-   * file, with the record to keep (decisions 24). `prior` is the record on disk before this write.
+   * file, with the record to keep. `prior` is the record on disk before this write.
    */
   const place = async (
     name: string,

@@ -96,7 +96,7 @@ const CHECK_ACCOUNT = 'mmauth-check';
 const UNREADABLE = 'stored, but unreadable';
 const KEY_MISSING = 'its key is not in the keyring';
 
-/** How status, doctor, logout and every failed read say that sealed credentials lost their key (issue 25 item 11). */
+/** How status, doctor, logout and every failed read say that sealed credentials lost their key. */
 export const LOST_KEY = `${UNREADABLE}: ${KEY_MISSING}`;
 
 /**

@@ -144,7 +144,7 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       binding: bindingOf(name, current.baseUrl, current.clientId),
     };
     const changed = await change(current);
-    // Replaced tokens are kept only while they live (decisions 40).
+    // Replaced tokens are kept only while they live.
     const next =
       changed?.replacedTokens === undefined
         ? changed

@@ -50,13 +50,13 @@ export interface Profile {
   pendingLogin?: PendingLogin | undefined;
   /**
    * Access tokens of renewals whose first use has not reached the server yet: presenting each once
-   * retires the refresh token it replaced (server-behaviour.md, Refresh tokens 7). Secrets.
+   * retires the refresh token it replaced (as servers of the family do). Secrets.
    */
   chainToRetire?: string[] | undefined;
   /**
    * Access tokens mmauth replaced without ending them (a client-credentials renewal, a re-login over a
-   * token with no refresh token), kept while their lifetime lasts so that logout can end them
-   * (decisions 40). Secrets.
+   * token with no refresh token), kept while their lifetime lasts so that logout can end them.
+   * Secrets.
    */
   replacedTokens?: ReplacedToken[] | undefined;
   /** The server's metadata as last read (RFC 8414), with when and for which base URL; `metadata` null: the server has none (404). */
@@ -72,7 +72,7 @@ export interface ReplacedToken {
   expiresAt: string | undefined;
 }
 
-/** `tokens` without those expired at `nowMs` (epoch ms); undefined when none is left (decisions 40: dropped at each write). */
+/** `tokens` without those expired at `nowMs` (epoch ms); undefined when none is left (the project's rules: dropped at each write). */
 export function liveReplacedTokens(
   tokens: readonly ReplacedToken[] | undefined,
   nowMs: number,

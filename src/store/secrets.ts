@@ -7,7 +7,7 @@ export interface ProfileSecrets {
   codeVerifier?: string | undefined;
   /** Access tokens still to present once, space-separated, to retire the refresh tokens they replaced. */
   chainToRetire?: string | undefined;
-  /** Tokens replaced without being ended (decisions 40), in encodeReplacedTokens' form. */
+  /** Tokens replaced without being ended, in encodeReplacedTokens' form. */
   replacedTokens?: string | undefined;
   /** The client secret given to `login --start`, for `--complete`. */
   pendingClientSecret?: string | undefined;

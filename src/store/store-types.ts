@@ -78,7 +78,7 @@ export interface ProfileStore {
    * `change` may be async (a renewal asks the server under the lock, LOCK_HOLD_MAX_MS at most); a
    * throw from it leaves the file untouched. Other profiles are untouched; the file is replaced
    * atomically. Credentials are sealed with a key in the keyring or written in plain text as
-   * `MMAUTH_CREDENTIAL_STORE`, `intent` and the profile's record decide (decisions 24; README
+   * `MMAUTH_CREDENTIAL_STORE`, `intent` and the profile's record decide (the project's rules; README
    * "Where credentials live"); keys and token copies no profile names any more are removed from
    * the keyring after the write. Throws `store_lock_failed` when the lock cannot be had within LOCK_WAIT_MS,
    * `store_write_failed` when the file cannot be written, `keyring_unavailable`/`keyring_failed`

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 
 // Which processes hand a profile's token to programs (`exec`), so that a renewal by any process
 // gives them a moment to switch before the new token's first presentation ends the old one on a
-// rotating server (server-behaviour.md, Refresh tokens 3; decisions 39). One empty file per
+// rotating server (as servers of the family do). One empty file per
 // follower, `<profile>.<pid>`, in `followers/` beside the config file; a dead pid counts for nothing.
 
 /** The folder of follower marks beside the config file at `configPath`. */

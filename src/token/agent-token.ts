@@ -29,7 +29,7 @@ export function storedOf(token: AgentToken, nowMs: number): StoredToken {
 }
 
 /**
- * The token a command hands out when `MMAUTH_AGENT_SOCK` names an agent (decisions 50): asked of
+ * The token a command hands out when `MMAUTH_AGENT_SOCK` names an agent: asked of
  * the agent on `socketPath` (tokenFromAgent) for --profile or MMAUTH_PROFILE among the agent's
  * profiles (its default without either), valid for --min-ttl; no local file or keyring is read.
  * Returns the token, its profile and base URL. Throws `agent_unreachable` or the agent's own error.

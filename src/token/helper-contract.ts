@@ -1,5 +1,5 @@
 /**
- * The helper contract (issue 34 item 3): what `token` and `header` do for programs that run them as
+ * The helper contract: what `token` and `header` do for programs that run them as
  * their token command (Claude Code's apiKeyHelper, Codex's auth.command, Goose). `--deadline`
  * bounds the whole command; `--verify` asks the server about a token the local checks pass: every
  * run asks, but runs that start together (within VERIFY_INTERVAL_MS) share one answer.
@@ -40,7 +40,7 @@ export const TIMED_OUT = Symbol('timed out');
  * `work`'s answer, or TIMED_OUT when the deadline `atMs` (monotonic) comes first. The work is not
  * cancelled: the command answers and exits, and the process's exit ends it (a refresh it leaves
  * unfinished spends nothing: the old refresh token lives until the new access token is used,
- * server-behaviour.md Refresh tokens 3). Throws what `work` throws before the deadline.
+ * what servers of the family do). Throws what `work` throws before the deadline.
  */
 export async function beforeDeadline<T>(work: Promise<T>, atMs: number | undefined): Promise<T | typeof TIMED_OUT> {
   if (atMs === undefined) return work;

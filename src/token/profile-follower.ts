@@ -28,7 +28,7 @@ export interface ProfileFollower {
 }
 
 /**
- * Follows profile `profileName` of `store` for an `exec` run (decisions 39: exec follows the store,
+ * Follows profile `profileName` of `store` for an `exec` run (the project's rules: exec follows the store,
  * not only its timer): the `onChange` listener is called when the config file changes (inotify through fs.watch
  * on its directory, since writes replace the file by rename, and a stat every FOLLOW_POLL_MS as a
  * fallback), at most once per change. The profile is bound to the origin and client id it had at

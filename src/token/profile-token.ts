@@ -50,7 +50,7 @@ export async function keepProfileToken(
       `this token cannot be renewed here (${first.stored.grant}): it is kept until it expires at ${formatInstant(Date.parse(first.stored.expiresAt))}`,
     );
   }
-  // The profile's renewals by any process reach the consumer (decisions 39); bound to today's origin and client (N11).
+  // The profile's renewals by any process reach the consumer; bound to today's origin and client (N11).
   const follower =
     listed === undefined
       ? undefined

@@ -20,7 +20,7 @@ export interface RefusalGuard {
  * The guard against renewal storms (attacks P4) of the proxy: a program behind it that keeps drawing
  * 401s the token is not the cause of (bad client credentials at the token endpoint, a resource that
  * always answers 401) would otherwise cost a renewal per request, each a refresh grant, two synced
- * writes and, on a rotating server, the end of the previous access token (decisions 10 and 39).
+ * writes and, on a rotating server, the end of the previous access token.
  * `isActive` asks token info (spec §4.3) whether the service still accepts a token.
  */
 export function refusalGuard(isActive: (accessToken: string) => Promise<boolean>, nowMs: () => number): RefusalGuard {

@@ -26,7 +26,7 @@ export interface TokenKeeper {
    */
   fresh(): Promise<ServedToken>;
   /**
-   * A token after the service refused `accessToken` (a 401: decisions 10): the current one when it
+   * A token after the service refused `accessToken` (a 401: the project's rules): the current one when it
    * is another, else a renewal whatever the lifetime left (one across processes, as always).
    */
   refused(accessToken: string): Promise<ServedToken>;
@@ -60,7 +60,7 @@ function rateLimited(onWarning: (line: string) => void, nowMs: () => number): (k
  * Starts keeping `first` (what usableAccessToken handed out) valid for an `exec` child. A timer
  * renews it through usableAccessToken (the same freshness rule, staleAtMs, and single flight across
  * processes as `token`) before it goes stale; `onToken` gets each new token the moment it is stored,
- * before it is first presented (decisions 39), and each token another process stored (the follower).
+ * before it is first presented, and each token another process stored (the follower).
  * A renewal that fails is retried with backoff (1 s doubling to 60 s) while the token lasts, with
  * rate-limited warnings. A profile rebound to another origin or client stops the renewals (N11).
  */

@@ -35,7 +35,7 @@ export interface UsableTokenOptions extends TokenOptions {
   verify?: boolean | undefined;
 }
 
-/** Failures after which the current, still unexpired token may still be handed out (decisions 8). */
+/** Failures after which the current, still unexpired token may still be handed out. */
 function isPassingFailure(error: unknown): boolean {
   return (
     hasErrorCode(error, 'connection_failed') ||
@@ -74,7 +74,7 @@ async function freshSealedToken(
  * What --verify learns of a token the local checks passed (verifyStoredToken: one token info
  * request, bounded by --timeout and --deadline). When the server cannot say in time (the network,
  * a 5xx, the deadline) the token counts as `active`, with one warning: it is handed out as it would
- * be after a failed renewal (decisions 8). Throws what verifyStoredToken throws otherwise.
+ * be after a failed renewal. Throws what verifyStoredToken throws otherwise.
  */
 async function verification(
   profileName: string,
@@ -117,7 +117,7 @@ export async function usableAccessToken(
   onWarning: (line: string) => void,
   onStored?: (token: StoredToken) => void,
 ): Promise<AccessTokenChoice & { profileName: string; baseUrl?: string | undefined }> {
-  // An agent named: it is the only source of tokens; no local file or keyring is read (decisions 50).
+  // An agent named: it is the only source of tokens; no local file or keyring is read.
   const agentSocket = agentSocketOf(ctx.env);
   if (agentSocket !== undefined) return agentAccessToken(agentSocket, options, ctx);
   const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);

@@ -2,11 +2,11 @@ import type { GrantEnd } from '../grant/end-grant.js';
 import type { Output } from './output.js';
 import { maskToken } from './format.js';
 
-/** The JSON fields every command that ends a grant reports (decisions 27, 29). */
+/** The JSON fields every command that ends a grant reports. */
 export interface GrantEndFields {
   /** A revocation that token info confirms, or that a server without token info answered 200. */
   revoked: boolean;
-  /** Token info accepted the token before and refuses it after (decisions 11). */
+  /** Token info accepted the token before and refuses it after. */
   confirmed: boolean;
   /** Nothing live was left to revoke: the server had already refused the token or its refresh token. */
   already_invalid: boolean;

@@ -1,7 +1,7 @@
-/** The versioning of mmauth's `--json` documents (decisions 46). No imports: commands load it at once. */
+/** The versioning of mmauth's `--json` documents. No imports: commands load it at once. */
 
 /**
- * The version of every `--json` document's shape (decisions 46; schemas/<command>.schema.json):
+ * The version of every `--json` document's shape (the project's rules; schemas/<command>.schema.json):
  * adding a field keeps it, removing or retyping one raises it.
  */
 export const SCHEMA_VERSION = 1;

@@ -15,11 +15,11 @@ export interface Output {
   /**
    * One JSON document on stdout, pretty-printed, snake_case keys as given; with `redact`, every
    * known secret scrubbed (error documents, doctor's report), never for a document whose job is a
-   * secret (decisions 31). Each document (each element of an array document) carries
-   * `schema_version` first (decisions 46); `bare` leaves it out (`header --json`: a map of headers).
+   * secret. Each document (each element of an array document) carries
+   * `schema_version` first; `bare` leaves it out (`header --json`: a map of headers).
    */
   json(value: unknown, options?: { redact?: boolean; bare?: boolean; isOnStderr?: boolean }): void;
-  /** A plain human line on stderr (none under --json: decisions 32). */
+  /** A plain human line on stderr (none under --json: the project's rules). */
   info(line: string): void;
   /**
    * A line the user must act on for the run to go on (the URL to open, where to paste), on stderr
@@ -42,7 +42,7 @@ export interface Output {
   raw(text: string): void;
   /**
    * Marks the run as a --json run: from then on stderr carries warnings, errors, --verbose lines
-   * and instructions only, never the human summary (decisions 32, issue 25 item 20).
+   * and instructions only, never the human summary (the project's rules, an earlier change).
    */
   setJsonRun(): void;
   /** Whether setJsonRun was called. */
@@ -84,12 +84,12 @@ export async function createOutput(
   const err = (line: string) => streams.stderr.write(`${line}\n`);
   let hasPrintedJson = false;
   let isJsonRun = false;
-  // The human summary: dropped under --json, where stdout's document says it (decisions 32).
+  // The human summary: dropped under --json, where stdout's document says it.
   const summary = (line: string) => {
     if (!isJsonRun) err(line);
   };
   // Whatever a server, a user or the environment supplied is shown escaped, never obeyed, and no
-  // secret this run knows is shown at all (decisions 31: every line for people).
+  // secret this run knows is shown at all (the project's rules: every line for people).
   const safe = (line: string) => sanitizeForTerminal(scrub(line));
   return {
     isTerminal,

@@ -14,7 +14,7 @@ export interface TerminalPaste extends PastedLines {
 /**
  * Reads paste-back lines on a terminal through node:readline, whose line editor redraws the prompt
  * and the line being typed together (wrapped over several rows included): a spinner can run on the
- * prompt while a URL is pasted under it (issue 25 item 13), which a bare `\r` redraw would garble.
+ * prompt while a URL is pasted under it, which a bare `\r` redraw would garble.
  * Ctrl-C (the terminal is in raw mode meanwhile) is passed on as SIGINT to this process; Ctrl-D on
  * an empty line ends the lines. A line longer than MAX_PASTED_LINE is yielded as TOO_LONG_LINE.
  * close() gives the terminal back (cooked mode), so that a prompt can read it next.

@@ -4,7 +4,7 @@ import { formatInstant } from '../../ui/format.js';
 import type { Output } from '../../ui/output.js';
 
 /**
- * `status` with MMAUTH_AGENT_SOCK set (decisions 50): the agent's socket, pid and served profiles,
+ * `status` with MMAUTH_AGENT_SOCK set: the agent's socket, pid and served profiles,
  * each with its token's expiry (asked of the agent, renewed there when stale), and no local file
  * read. --json: the status document with `selected_by: "agent"`, `config_file` the socket, no local
  * profiles, and an `agent` member. Throws `agent_unreachable`.

@@ -12,7 +12,7 @@ import type { Output } from '../../ui/output.js';
 /** What of `api`'s options says where its token comes from. */
 export interface ApiTokenOptions {
   profile?: string;
-  /** The service's base URL for this run (decisions 5: it must be the origin the credentials are bound to). */
+  /** The service's base URL for this run (the project's rules: it must be the origin the credentials are bound to). */
   baseUrl?: string;
   timeout: number;
   verbose?: boolean;
@@ -35,8 +35,8 @@ export interface ApiTokenSource {
  * The token and base URL of `api`'s request: with an agent named, the agent's profile, its base URL
  * and its token (asked at once: the agent holds the base URL)
  * (a --base-url on another origin is `base_url_mismatch`: the token goes only to its own server) and
- * its renewal after a refusal; else the local profile's as `token` hands it out, bound to its origin
- * (decisions 5). Throws `no_base_url`, `base_url_mismatch`, and what usableAccessToken throws.
+ * its renewal after a refusal; else the local profile's as `token` hands it out, bound to its origin.
+ * Throws `no_base_url`, `base_url_mismatch`, and what usableAccessToken throws.
  */
 export async function apiTokenSource(options: ApiTokenOptions, ctx: AppContext, out: Output): Promise<ApiTokenSource> {
   const agentSocket = agentSocketOf(ctx.env);
@@ -71,7 +71,7 @@ export async function apiTokenSource(options: ApiTokenOptions, ctx: AppContext, 
   const local = await openLocalTarget(options, ctx);
   if (!ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
   const given = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, local.profile?.baseUrl);
-  // A stored token goes only to its own origin (decisions 5); a token given for this run may go to the URL given.
+  // A stored token goes only to its own origin; a token given for this run may go to the URL given.
   if (!ctx.env.MMAUTH_TOKEN?.trim()) assertCredentialOrigin(local.profileName, local.profile, options.baseUrl);
   if (given === undefined) {
     throw new MmauthError('no_base_url', 'no base URL', {

@@ -23,7 +23,7 @@ export interface ApiOptions {
   include?: boolean;
   silent?: boolean;
   profile?: string;
-  /** The service's base URL for this run (decisions 5: it must be the origin the credentials are bound to). */
+  /** The service's base URL for this run (the project's rules: it must be the origin the credentials are bound to). */
   baseUrl?: string;
   timeout: number;
   verbose?: boolean;

@@ -90,7 +90,7 @@ export async function checkClientSecret(
 }
 
 /**
- * The stored token, asked of token info (never renewed, no refresh token spent: decisions 28):
+ * The stored token, asked of token info (never renewed, no refresh token spent: the project's rules):
  * active with its lifetime and scopes; a token the server refuses while its expiry says valid
  * fails ("ended on the server"), its fix `mmauth refresh`, which renews or says to log in.
  */
@@ -128,7 +128,7 @@ export async function checkStoredToken(
           'expired; whether the client secret still gets a new one cannot be told here (it could not be checked above)',
           `mmauth refresh${profileName === 'default' ? '' : ` --profile ${profileName}`} (gets a new one, or says why not)`,
         );
-      // Token info and introspection judge the expired record alike for a live and an ended grant (decisions 41).
+      // Token info and introspection judge the expired record alike for a live and an ended grant.
       return warn(
         'token',
         'expired; whether the server still honours its refresh token cannot be told without spending it',

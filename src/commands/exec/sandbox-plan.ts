@@ -12,7 +12,7 @@ export interface Sandbox {
 }
 
 /**
- * What `exec --sandbox` needs, worked out before anything runs (decisions 51): bwrap on PATH
+ * What `exec --sandbox` needs, worked out before anything runs: bwrap on PATH
  * (Linux only), the config directories to hide (the one in use and the default one, where they
  * exist), the session bus's sockets to cover. Throws `sandbox_unavailable` without bwrap, off
  * Linux, or for a bus on an abstract socket (busSocketPaths).

@@ -2,7 +2,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { MmauthError } from '../../errors.js';
 
-/** What the sandbox hides and what it lets through (exec --sandbox; decisions 51). */
+/** What the sandbox hides and what it lets through (exec --sandbox; the project's rules). */
 export interface SandboxPlan {
   /** Directories replaced by an empty one: the config directories, exec's private directory. */
   hiddenDirs: string[];
@@ -22,7 +22,7 @@ export const SANDBOX_UNSET_ENV = [
   'MMAUTH_AGENT_SOCK',
 ];
 
-/** bubblewrap on PATH (decisions 51: the system's, never bundled or downloaded), or undefined. */
+/** bubblewrap on PATH (the project's rules: the system's, never bundled or downloaded), or undefined. */
 export function findBwrap(env: NodeJS.ProcessEnv): string | undefined {
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (dir === '') continue;

@@ -34,7 +34,7 @@ function isSafeParent(dir: string): boolean {
 }
 
 /**
- * Where the private directory goes (decisions 36): `XDG_RUNTIME_DIR` when it is set and is a
+ * Where the private directory goes: `XDG_RUNTIME_DIR` when it is set and is a
  * directory of this user's with mode 0700, else the system temporary directory, which must be
  * safe (isSafeParent). Throws `store_insecure` naming it and TMPDIR otherwise.
  */

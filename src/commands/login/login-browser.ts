@@ -55,7 +55,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   if (isImplicit) {
     out.warn(IMPLICIT_DEPRECATED);
   } else if (clientSecret === undefined) {
-    // Said before the browser opens, not learnt after the round trip (issue 25 item 7).
+    // Said before the browser opens, not learnt after the round trip.
     out.info(
       `No client secret given: signing in as a public client (PKCE alone). If ${clientId} is confidential, give its secret with MMAUTH_CLIENT_SECRET or --client-secret-file.`,
     );
@@ -86,7 +86,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     isLocalhost: redirect?.isLocalhost === true,
     isFragmentRelay: isImplicit,
   });
-  // On a terminal the paste-back line is readline's, under the spinner (issue 25 item 13); elsewhere
+  // On a terminal the paste-back line is readline's, under the spinner; elsewhere
   // stdin is read line by line as it comes.
   const isPasteBack = options.clientSecretStdin !== true;
   const isTerminalPaste = isPasteBack && ctx.stdin.isTTY === true && out.isTerminal && !out.isJsonRun;
@@ -116,7 +116,7 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
     );
     const report = (line: () => void) => indicator.log(line);
     // A confidential client refused without its secret: on a terminal, ask once and retry the
-    // exchange with the same code (issue 25 item 7); the paste reader lets stdin go first.
+    // exchange with the same code; the paste reader lets stdin go first.
     let askedSecret: string | undefined;
     const askSecret = ctx.prompter.canPrompt
       ? async () => {

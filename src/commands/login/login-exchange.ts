@@ -18,7 +18,7 @@ function isInvalidClient(error: unknown): error is MmauthError {
 
 /**
  * A public attempt's invalid_client: the server knows this client as confidential, so it needs its
- * secret. The error names the ways to give it (issue 25 item 7), in one sentence.
+ * secret. The error names the ways to give it, in one sentence.
  */
 export function asConfidentialClientError(error: unknown): unknown {
   if (!isInvalidClient(error)) return error;

@@ -35,7 +35,7 @@ export async function probe(
  * --no-browser, and explains paste-back on a terminal. A browser mmauth launches gets the
  * listener's one-time start address instead of the authorization URL, so that `state` and the
  * PKCE challenge never reach a process's argv (readable by every local user in /proc); when it
- * cannot be launched, the start address is disarmed again (decisions 33).
+ * cannot be launched, the start address is disarmed again.
  */
 export async function offerAuthorizationUrl(
   options: LoginOptions,
@@ -50,7 +50,7 @@ export async function offerAuthorizationUrl(
   const offer = () =>
     out.instruct(`Open this URL in a browser to sign in to ${baseUrl} and allow access:\n\n  ${request.url.href}\n`);
   // Under --json the URL is shown only where the user must open it: no browser launched, or it
-  // failed (decisions 32: no line for people that the run does not need).
+  // failed (the project's rules: no line for people that the run does not need).
   const isUrlDeferred = out.isJsonRun && options.browser;
   if (!isUrlDeferred) offer();
   if (options.browser) {

@@ -10,7 +10,7 @@ import type { Output } from '../../ui/output.js';
 import { grantEndFields, grantEndSentence } from '../../ui/grant-end-report.js';
 import { traceFor } from '../../settings/settings.js';
 
-/** `replaced` of login's and client-credentials' JSON (decisions 29): null when nothing was replaced. */
+/** `replaced` of login's and client-credentials' JSON: null when nothing was replaced. */
 export type ReplacedJson = { revoked: boolean; confirmed: boolean; reason: string | null } | null;
 
 /** What the run that replaced a token knows: its client and secret, its bounds. */
@@ -37,7 +37,7 @@ function isSameTarget(replaced: Profile, run: ReplacingRun, baseUrl: string | un
  * Stores a new grant's `token` in profile `profileName` (login in any flow, `login --with-token`,
  * `client-credentials`): `settings` gives what the grant sets besides the token (base URL, client
  * id, secret, scope…) from the profile as it is under the store's lock, and the access token it
- * leaves live is remembered for logout (keptReplacedTokens, decisions 40). Returns the profile as it
+ * leaves live is remembered for logout (keptReplacedTokens, the project's rules). Returns the profile as it
  * was, for endReplacedGrant. Throws what the store's update throws.
  */
 export async function storeNewGrant(
@@ -67,7 +67,7 @@ export async function storeNewGrant(
  * `client-credentials --replace`), ends the replaced grant when it has a refresh token or never
  * expires (endGrant, at the origin it belongs to, with its own client), and says so; another
  * access token stays live (another process may be using it) and is remembered in the profile for
- * logout (keptReplacedTokens, decisions 40), unless the profile was rebound to another origin or
+ * logout (keptReplacedTokens, the project's rules), unless the profile was rebound to another origin or
  * client (`baseUrl`: the one the new token is bound to), when it and the tokens the profile had
  * remembered are ended now. A personal token is only forgotten. Never throws: a grant that could
  * not be ended is reported with the reason.
@@ -106,7 +106,7 @@ export async function endReplacedGrant(
     const client = { clientId: replaced.clientId, clientSecret: secretOf(replaced, run) };
     const target = { server, client, timeoutSeconds: run.timeout, trace };
     if (isRebound) {
-      // Rebound to another server or client: what it had replaced is ended at its own origin now (decisions 40).
+      // Rebound to another server or client: what it had replaced is ended at its own origin now.
       const { revoked, failure } = await revokeReplacedTokens(server, client, replaced.replacedTokens);
       if (failure !== undefined) throw failure;
       if (revoked > 0) out.info(`  Revoked ${revoked} earlier token(s) it had replaced.`);

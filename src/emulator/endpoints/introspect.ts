@@ -8,7 +8,7 @@ import { isDoorkeeper, type EndpointHandler } from './context.js';
  * authentication answers 401 `invalid_client`. The token is judged by its record (RFC 7662 §2.2):
  * `active: true` with scope, client_id, token_type, exp and iat while it is neither expired nor
  * revoked and belongs to the caller, else `{"active": false}`. Introspection is no use of the token:
- * it retires nothing (server-behaviour.md, Refresh tokens 3).
+ * it retires nothing (as servers of the family do).
  */
 export const introspectEndpoint: EndpointHandler = ({ req, res, form }, { state, flavor }) => {
   if (!isDoorkeeper(flavor)) {

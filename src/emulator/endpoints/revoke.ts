@@ -22,7 +22,7 @@ function grantOf(token: string, state: EmulatorState): NamedGrant | undefined {
 
 /**
  * `POST /oauth2/revoke` (RFC 7009 §2; spec §4.4): an access token or a refresh token of the
- * authenticated client revokes the pair (server-behaviour.md refresh 5). The spec answers 200 in
+ * authenticated client revokes the pair (as servers of the family do). The spec answers 200 in
  * every case. Doorkeeper 5 answers 403 unauthorized_client to a failed client authentication or
  * another confidential client's token, and leaves alone the pair of an expired access token (its
  * refresh token lives on).

@@ -5,7 +5,7 @@ import { isDoorkeeper, type EndpointHandler } from './context.js';
 
 /**
  * `GET /oauth2/token/info` (spec §4.3): the spec's record, or Doorkeeper 5's in that flavor
- * (server-behaviour.md token info 2); 401 invalid_token for any token it does not know alive.
+ * (as servers of the family do); 401 invalid_token for any token it does not know alive.
  */
 export const tokenInfoEndpoint: EndpointHandler = ({ req, res }, { state, flavor }) => {
   const record = bearerRecord(req, state);

@@ -23,7 +23,7 @@ function tokenResponse(record: AccessTokenRecord, refreshToken?: string): TokenR
 }
 
 /**
- * The refresh token grant (RFC 6749 §6; server-behaviour.md refresh tokens 2–4): the client's own
+ * The refresh token grant (RFC 6749 §6; what servers of the family do–4): the client's own
  * live refresh token answers a new pair with the original lifetime; the old refresh token lives
  * until the new access token is first used. Anything else: invalid_grant.
  */
@@ -102,12 +102,12 @@ function authorizationCodeGrant(
   }
   state.consumeCode(code.code);
   const access = state.issueToken({ client, ownerId: code.ownerId, scopes: code.scopes, grant: 'authorization_code' });
-  // Only the code flow gets a refresh token (server-behaviour.md refresh tokens 1).
+  // Only the code flow gets a refresh token (as servers of the family do).
   const refresh = state.hasRefreshTokens ? state.refreshTokens.issue(access).token : undefined;
   sendJson(res, 200, tokenResponse(access, refresh));
 }
 
-/** `POST /oauth2/token` (RFC 6749 §4.1.3, §4.4.2; spec §4.2), with Doorkeeper's errors (server-behaviour.md token 4). */
+/** `POST /oauth2/token` (RFC 6749 §4.1.3, §4.4.2; spec §4.2), with Doorkeeper's errors (as servers of the family do). */
 export const tokenEndpoint: EndpointHandler = ({ req, res, form }, { state }) => {
   const grantType = form.get('grant_type');
   if (grantType === null || grantType === '') return missingParameter(res, 'grant_type');
