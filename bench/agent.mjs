@@ -28,6 +28,18 @@ const quantile = (values, q) => {
 const median = (values) => quantile(values, 0.5);
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 
+/** Ms per token asked over `path` by one client, 2,000 in a row after 200 to warm up. */
+async function sequentialLatencies(path) {
+  for (let i = 0; i < 200; i++) await tokenFromAgent(path, undefined, 0, 5_000);
+  const latencies = [];
+  for (let i = 0; i < 2_000; i++) {
+    const startedMs = nowMs();
+    await tokenFromAgent(path, undefined, 0, 5_000);
+    latencies.push(nowMs() - startedMs);
+  }
+  return latencies;
+}
+
 const work = mkdtempSync(join(tmpdir(), 'mmauth-bench-agent-'));
 const emulator = await startEmulator({ port: 0, autoApprove: true });
 const env = {
@@ -59,13 +71,7 @@ const agent = spawn(process.execPath, [BIN, 'agent', '--foreground', '--json', '
 await new Promise((resolveStart) => agent.stdout.once('data', resolveStart));
 
 // A client in one process: the library's own client of the protocol.
-for (let i = 0; i < 200; i++) await tokenFromAgent(socket, undefined, 0, 5_000);
-const latencies = [];
-for (let i = 0; i < 2_000; i++) {
-  const startedMs = nowMs();
-  await tokenFromAgent(socket, undefined, 0, 5_000);
-  latencies.push(nowMs() - startedMs);
-}
+const latencies = await sequentialLatencies(socket);
 // The floor: a bare node:http server on a Unix socket answering a token document of the same size,
 // asked by the same client (what any agent on node:http costs here).
 const floorSocket = join(work, 'floor.sock');
@@ -88,13 +94,7 @@ const floor = spawn(
   { env, stdio: ['ignore', 'pipe', 'inherit'] },
 );
 await new Promise((resolveStart) => floor.stdout.once('data', resolveStart));
-for (let i = 0; i < 200; i++) await tokenFromAgent(floorSocket, undefined, 0, 5_000);
-const floorLatencies = [];
-for (let i = 0; i < 2_000; i++) {
-  const startedMs = nowMs();
-  await tokenFromAgent(floorSocket, undefined, 0, 5_000);
-  floorLatencies.push(nowMs() - startedMs);
-}
+const floorLatencies = await sequentialLatencies(floorSocket);
 floor.kill();
 const throughput = await autocannon({
   url: 'http://agent/v1/token',
