@@ -1,3 +1,5 @@
+import { exitCodeOf } from './exit-codes.js';
+
 /**
  * Every failure mmauth reports is an MmauthError with a stable `code`. Layers below the commands
  * (oauth, http, loopback, store) set only the code, the message and the wire facts; the command
@@ -116,8 +118,11 @@ export class MmauthError extends Error {
   readonly status: number | undefined;
   readonly hint: string | undefined;
   readonly details: Readonly<Record<string, string>>;
-  /** The exit code the CLI gives this error; set on every error the library (the package's main export) throws. */
-  readonly exitCode: number | undefined;
+  /**
+   * The exit code the CLI gives this error (README "Exit codes": 1 other, 2 usage, 3 network,
+   * 4 refused): the project's table for `code` (and `oauthError`) unless set in the options.
+   */
+  readonly exitCode: number;
 
   constructor(code: ErrorCode, message: string, options: MmauthErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -128,7 +133,7 @@ export class MmauthError extends Error {
     this.status = options.status;
     this.hint = options.hint;
     this.details = options.details ?? {};
-    this.exitCode = options.exitCode;
+    this.exitCode = options.exitCode ?? exitCodeOf(this);
   }
 }
 

@@ -70,7 +70,9 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
     case 'tls_failure':
       return details.reason === 'not_tls'
         ? 'use http:// if the server is plain http on loopback, or the port that serves https'
-        : 'if the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (PEM)';
+        : details.reason === 'unknown_issuer'
+          ? privateCaHint()
+          : 'if the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (PEM)';
     case 'sandbox_unavailable':
       return error.details.reason === 'abstract_bus'
         ? 'run it where the session bus listens on a path (unix:path=…, most desktops), or without DBUS_SESSION_BUS_ADDRESS and the keyring (MMAUTH_CREDENTIAL_STORE=file); mmauth doctor says whether --sandbox works here'
@@ -152,4 +154,17 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
     default:
       return undefined;
   }
+}
+
+/**
+ * The hint for a certificate no trusted CA signed (an intercepting proxy, a private CA): trust the
+ * CA, never turn verification off. Names NODE_USE_SYSTEM_CA=1 where this Node can read the system's
+ * store (where this Node has the `--use-system-ca` flag: 22 and 24 do, 20 does not).
+ */
+export function privateCaHint(allowedFlags: ReadonlySet<string> = process.allowedNodeEnvironmentFlags): string {
+  const extra = 'point NODE_EXTRA_CA_CERTS at the certificate (PEM) of the CA that signs it';
+  const system = allowedFlags.has('--use-system-ca')
+    ? ", or trust the system's certificate store: NODE_USE_SYSTEM_CA=1 (NODE_OPTIONS=--use-system-ca where Node lacks that variable)"
+    : '';
+  return `a proxy or a private CA signed the certificate? ${extra}${system}`;
 }

@@ -15,6 +15,14 @@ const TLS_CODES = new Set([
   'EPROTO',
 ]);
 
+/** Certificates signed by no CA Node trusts: what an intercepting proxy or a private CA looks like. */
+const UNKNOWN_ISSUER_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+]);
+
 /**
  * Turns whatever a transport threw for the request `label` into an MmauthError:
  * `request_timeout` (no complete answer within `timeoutMs`), `tls_failure`, or `connection_failed`
@@ -68,7 +76,7 @@ export function describeNetworkFailure(
       `${label}: TLS failure (${code || (cause instanceof Error ? cause.message : 'unknown')})`,
       {
         cause: error,
-        details,
+        details: UNKNOWN_ISSUER_CODES.has(code) ? { ...details, reason: 'unknown_issuer' } : details,
       },
     );
   }

@@ -107,6 +107,21 @@ describe('TLS failures (exit 3, with the NODE_EXTRA_CA_CERTS hint)', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('an unknown issuer (an intercepting proxy, a private CA): the hint names the CA settings of the Node that runs, never switching verification off', async () => {
+    const server = await startHostileServer({ [ROUTE.token]: json(GOOD_TOKEN) }, tls);
+    const configDir = makeConfigDir();
+    writeProfile(configDir, server.baseUrl);
+    const result = await runCli(['client-credentials', '--no-save'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    expect(result.code).toBe(3);
+    const hint = result.stderr.split('\n')[1] ?? '';
+    expect(hint).toContain('a proxy or a private CA signed the certificate');
+    expect(hint).toContain('NODE_EXTRA_CA_CERTS');
+    // Node 22 and 24 read the system's store on request (the suite runs on both in CI); Node 20 cannot.
+    if (process.allowedNodeEnvironmentFlags.has('--use-system-ca')) expect(hint).toContain('NODE_USE_SYSTEM_CA=1');
+    else expect(hint).not.toContain('NODE_USE_SYSTEM_CA');
+    expect(result.stderr).not.toMatch(/NODE_TLS_REJECT_UNAUTHORIZED|rejectUnauthorized|--insecure/);
+  });
+
   it('the same server trusted through NODE_EXTRA_CA_CERTS works', async () => {
     const server = await startHostileServer({ [ROUTE.token]: json(GOOD_TOKEN) }, tls);
     const configDir = makeConfigDir();

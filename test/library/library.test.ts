@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import fc from 'fast-check';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, expectTypeOf, it, onTestFinished } from 'vitest';
 import { createTokenSource, getToken, LoginRequiredError, MmauthError } from '../../src/index.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, startTestEmulator, refreshGrants } from '../support/emulator.js';
@@ -273,5 +273,15 @@ describe("errors in the library's terms", () => {
     expect(refused?.code).toBe('refresh_refused');
     expect(refused?.hint).toContain('mmauth login');
     expect(typeof refused?.exitCode).toBe('number');
+  });
+});
+
+describe('MmauthError.exitCode', () => {
+  it('is a number on every error, one made by a program too (the CLI exit table: 4 refused, 3 network, 2 usage, 1 other)', () => {
+    expect(new MmauthError('not_logged_in', 'no token').exitCode).toBe(4);
+    expect(new MmauthError('connection_failed', 'refused').exitCode).toBe(3);
+    expect(new MmauthError('usage', 'bad option').exitCode).toBe(2);
+    expect(new MmauthError('token_endpoint_error', 'refused', { oauthError: 'invalid_grant' }).exitCode).toBe(4);
+    expectTypeOf(new MmauthError('usage', 'x').exitCode).toEqualTypeOf<number>();
   });
 });

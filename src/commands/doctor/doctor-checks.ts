@@ -2,6 +2,7 @@ import { lstatSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { reasonNotToOpen } from '../../browser/open-browser.js';
 import { isMmauthError } from '../../errors.js';
+import { privateCaHint } from '../../failure/failure-hints.js';
 import { proxySettings } from '../../http/proxy-transport.js';
 import { withoutUserinfo } from '../../http/environment-secrets.js';
 import { resolveEndpoints, type Endpoints } from '../../oauth/endpoints.js';
@@ -110,7 +111,9 @@ export async function checkTokenEndpoint(server: ServerConfiguration, nowMs: num
   } catch (error) {
     const fix =
       isMmauthError(error) && error.code === 'tls_failure'
-        ? 'check the certificate (NODE_EXTRA_CA_CERTS for a private CA)'
+        ? error.details.reason === 'unknown_issuer'
+          ? privateCaHint()
+          : 'check the certificate (NODE_EXTRA_CA_CERTS for a private CA)'
         : 'check the base URL and that the server is running';
     return [fail('reachable', why(error), fix)];
   }
