@@ -6,9 +6,10 @@ process.on('SIGUSR1', () => undefined);
 // Launcher only: all logic is in the bundle dist/mmauth.cjs, built by `npm run build` (which
 // `npm ci` runs). Two choices here make start-up fast (issue 6, measured on Node 20):
 // - CommonJS, not an ES module: an ES module entry starts Node's ES module loader (about 4 ms);
-// - the bundle is compiled with the V8 code cache the build made (dist/mmauth.cjs.cache), which
-//   spares parsing and compiling it (about 6 ms). V8 ignores a cache made by another Node
-//   version; the bundle then compiles as usual.
+// - the bundle is compiled with the V8 code cache the build made, which spares parsing and
+//   compiling it (about 6 ms). The caches live under dist/cache/<Node version>/: another Node
+//   finds none of its own and compiles the bundle as usual (V8 would refuse another version's cache
+//   anyway, after reading it); a damaged cache is refused the same way.
 const { readFileSync, writeFileSync } = require('node:fs');
 const { dirname, join } = require('node:path');
 const { Script } = require('node:vm');
@@ -19,9 +20,10 @@ const file = join(__dirname, '..', 'dist', 'mmauth.cjs');
 // the cache it is filling in MMAUTH_BUILD_CODE_CACHE.
 const word = process.argv[2] ?? '';
 const command = word === '--help' || word === '-h' ? 'help' : word;
-const ownCache = /^[a-z][a-z-]{0,31}$/.test(command) ? join(__dirname, '..', 'dist', 'cache', `${command}.cache`) : '';
+const cacheDir = join(__dirname, '..', 'dist', 'cache', process.version);
+const ownCache = /^[a-z][a-z-]{0,31}$/.test(command) ? join(cacheDir, `${command}.cache`) : '';
 const buildCache = process.env.MMAUTH_BUILD_CODE_CACHE;
-let cacheFile = buildCache || `${file}.cache`;
+let cacheFile = buildCache || join(cacheDir, 'mmauth.cjs.cache');
 let cachedData;
 if (!buildCache && ownCache !== '') {
   try {
@@ -51,6 +53,11 @@ const script = new Script(`(function (exports, require, module, __filename, __di
   filename: file,
   cachedData,
 });
+if (process.env.MMAUTH_DEBUG_CODE_CACHE === '1') {
+  // For the build's checks and the tests: which cache this start-up compiled with.
+  const verdict = cachedData === undefined ? 'none' : script.cachedDataRejected ? 'rejected' : 'used';
+  process.stderr.write(`code cache: ${verdict} ${cachedData === undefined ? cacheDir : cacheFile}\n`);
+}
 if (buildCache) {
   // Set only by the build, which runs typical commands and keeps what V8 compiled for them.
   process.once('exit', () => {

@@ -12,7 +12,7 @@
 //      open (open's own xdg-open script is copied beside it, where it looks for it);
 //    - our own split point: the emulator, dist/emulator.cjs, loaded only by `mmauth emulator`.
 // 3. The code cache: bin/mmauth.cjs runs a few read-only commands with MMAUTH_BUILD_CODE_CACHE=1
-//    and keeps what V8 compiled for them in dist/mmauth.cjs.cache.
+//    and keeps what V8 compiled for them in dist/cache/<Node version>/mmauth.cjs.cache.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -302,6 +302,6 @@ if (isVerbose) {
 execFileSync(process.execPath, [join(root, 'scripts', 'warm-code-cache.mjs')], { stdio: 'inherit' });
 if (isVerbose) {
   console.log(
-    `code cache: ${readFileSync(join(dist, 'mmauth.cjs.cache')).byteLength} bytes for ${pathToFileURL(join(dist, 'mmauth.cjs')).href}`,
+    `code cache: ${readFileSync(join(dist, 'cache', process.version, 'mmauth.cjs.cache')).byteLength} bytes for ${pathToFileURL(join(dist, 'mmauth.cjs')).href}`,
   );
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Fills the V8 code caches bin/mmauth.cjs compiles the bundle with (run by scripts/build.mjs):
-// - dist/mmauth.cjs.cache, shared by every command: the start-up paths (help, the read-only token
+// - dist/cache/<Node version>/mmauth.cjs.cache, shared by every command: the start-up paths (help, the read-only token
 //   commands, a sealed profile's keyring path, a write through the store);
-// - dist/cache/<command>.cache for `token`, `--help` (as `help`), `exec` (which hands out tokens
+// - dist/cache/<Node version>/<command>.cache for `token`, `--help` (as `help`), `exec` (which hands out tokens
 //   like `token`) and the write path's commands (client-credentials, refresh): what that command compiles and nothing more (less to
 //   deserialize), the HTTP client and the locked write included, run against the built emulator
 //   on 127.0.0.1 (issue 26: with the shared cache the write path compiled about 3 ms of code on
@@ -78,8 +78,10 @@ function writeSealedProfile() {
   writeFileSync(join(home, 'config.json'), JSON.stringify({ profiles: { sealed } }), { mode: 0o600 });
 }
 
-/** The code cache of `command` under dist/cache/ (the launcher's name for it). */
-const cacheOf = (command) => join(dist, 'cache', `${command}.cache`);
+/** The caches of the Node that builds: another Node reads none of them (the launcher's names). */
+const cacheDir = join(dist, 'cache', process.version);
+/** The code cache of `command` (the launcher's name for it). */
+const cacheOf = (command) => join(cacheDir, `${command}.cache`);
 
 /**
  * `token`'s paths into `cache`: no profile (exit 4) and a sealed profile's keyring; then a token
@@ -96,7 +98,7 @@ function warmTokenPaths(cache, loginCache) {
 
 /** The shared cache: as before per-command caches existed. */
 function warmShared() {
-  const shared = join(dist, 'mmauth.cjs.cache');
+  const shared = join(cacheDir, 'mmauth.cjs.cache');
   warmTokenPaths(shared, shared);
   for (const args of [['status'], ['header'], ['token'], ['--help']]) runSync(shared, args);
   rmSync(join(home, 'config.json'), { force: true });
@@ -135,7 +137,8 @@ function warmStartUp() {
   rmSync(join(home, 'config.json'), { force: true });
 }
 
-mkdirSync(join(dist, 'cache'), { recursive: true });
+rmSync(join(dist, 'cache'), { recursive: true, force: true });
+mkdirSync(cacheDir, { recursive: true });
 try {
   warmShared();
   warmStartUp();
@@ -145,7 +148,7 @@ try {
     // The caches only make those commands faster: a build where loopback cannot serve goes on
     // without them (the shared cache serves instead), never fails for them.
     for (const command of ['client-credentials', 'refresh', 'exec']) {
-      rmSync(join(dist, 'cache', `${command}.cache`), { force: true });
+      rmSync(cacheOf(command), { force: true });
     }
     process.stderr.write(
       `warning: the write path's code caches were not built (${error instanceof Error ? error.message.split('\n')[0] : String(error)}); mmauth works without them, a few ms slower\n`,

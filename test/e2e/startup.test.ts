@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -163,16 +163,10 @@ describe('the launcher', () => {
     return copy;
   }
 
-  it.each([
-    ['damaged', Buffer.from('not a V8 code cache at all')],
-    ['missing', undefined],
-  ])('a %s code cache costs speed, never correctness', async (_, content) => {
-    const copy = copyOfPackage();
-    const cache = join(copy, 'dist', 'mmauth.cjs.cache');
-    if (content === undefined) rmSync(cache);
-    else writeFileSync(cache, content);
+  /** `mmauth token` run from the copy `copy`, with `env` over a clean environment. */
+  async function tokenFromCopy(copy: string, env: Record<string, string>) {
     const child = spawn(process.execPath, [join(copy, 'bin', 'mmauth.cjs'), 'token'], {
-      env: cleanEnv({ MMAUTH_CONFIG_DIR: await configWithToken() }),
+      env: cleanEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -180,7 +174,45 @@ describe('the launcher', () => {
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((done) => child.on('close', done));
-    expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: 'a-stored-token-0123456789\n', stderr: '' });
+    return { code, stdout, stderr };
+  }
+
+  it.each([
+    ['damaged', Buffer.from('not a V8 code cache at all')],
+    ['missing', undefined],
+  ])('a %s code cache costs speed, never correctness', async (_, content) => {
+    const copy = copyOfPackage();
+    mkdirSync(join(copy, 'dist', 'cache', process.version), { recursive: true });
+    for (const name of ['mmauth.cjs.cache', 'token.cache']) {
+      const cache = join(copy, 'dist', 'cache', process.version, name);
+      if (content === undefined) rmSync(cache, { force: true });
+      else writeFileSync(cache, content);
+    }
+    const result = await tokenFromCopy(copy, { MMAUTH_CONFIG_DIR: await configWithToken() });
+    expect(result).toEqual({ code: 0, stdout: 'a-stored-token-0123456789\n', stderr: '' });
+  });
+
+  it("the code caches are keyed by the Node version that built them: this Node uses its own, another Node's is never read", async () => {
+    const copy = copyOfPackage();
+    const launch = async (version: string) => {
+      const result = await tokenFromCopy(copy, {
+        MMAUTH_CONFIG_DIR: await configWithToken(),
+        MMAUTH_DEBUG_CODE_CACHE: '1',
+      });
+      expect(result.stdout).toBe('a-stored-token-0123456789\n');
+      expect(result.code).toBe(0);
+      return result.stderr.replaceAll(join(copy, 'dist', 'cache', version), '<cache>').trim();
+    };
+    // The build ran on one Node (CI runs the suite on Node 24 against the build Node 20 made).
+    const [builtBy, ...others] = readdirSync(join(copy, 'dist', 'cache'));
+    expect(others).toEqual([]);
+    expect(builtBy).toMatch(/^v\d+\.\d+\.\d+$/);
+    if (builtBy === process.version) {
+      expect(await launch(process.version)).toBe('code cache: used <cache>/token.cache');
+      // What another Node finds: the caches a build under it made, none under its own name.
+      renameSync(join(copy, 'dist', 'cache', process.version), join(copy, 'dist', 'cache', 'v0.0.1'));
+    }
+    expect(await launch(process.version)).toBe('code cache: none <cache>');
   });
 
   it('a reader that goes away early (`mmauth --help | head -c 0`) is no error', async () => {
