@@ -1,4 +1,5 @@
 import { MmauthError } from '../errors.js';
+import { oauthErrorFields } from './describe-error.js';
 import type { ServerConfiguration } from './server-configuration.js';
 
 /** What the authorization endpoint said to the request a browser is about to be sent with. */
@@ -29,6 +30,30 @@ function errorPageReason(html: string): { error: string | undefined; reason: str
 }
 
 /**
+ * The reason a plain answer gives (a 4xx of a proxy or a framework in front of the server): the
+ * `error` and `error_description` of a JSON body (RFC 6749 §5.2 shape), else the start of a
+ * text/plain body, control and format characters removed, whitespace collapsed, at most 200
+ * characters; undefined for any other body or an empty one.
+ */
+export function plainAnswerReason(text: string, contentType: string | undefined): string | undefined {
+  if (/json/i.test(contentType ?? '')) {
+    try {
+      const fields = oauthErrorFields(JSON.parse(text));
+      if (fields !== undefined) return `${fields.error}${fields.description ? ` — ${fields.description}` : ''}`;
+    } catch {
+      return undefined;
+    }
+  }
+  if (!/^text\/plain\b/i.test(contentType ?? '')) return undefined;
+  const line = text
+    .replace(/[\p{Cc}\p{Cf}]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (line === '') return undefined;
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
+/**
  * Asks the authorization endpoint once, as the browser will (`GET` of the same URL, no cookies,
  * redirects not followed), before mmauth waits: the server family answers a bad request (unknown
  * client, unregistered redirect URI, unknown scope, unsupported response type) with an HTML error
@@ -47,7 +72,9 @@ export async function probeAuthorizationEndpoint(server: ServerConfiguration, ur
   const text = new TextDecoder().decode(response.body);
   const page = errorPageReason(text);
   if (page !== undefined || (response.status >= 400 && response.status < 500)) {
-    const reason = page?.reason ?? `HTTP ${response.status}`;
+    const plain = page === undefined ? plainAnswerReason(text, response.headers['content-type']) : undefined;
+    const reason =
+      page?.reason ?? (plain === undefined ? `HTTP ${response.status}` : `HTTP ${response.status}: ${plain}`);
     const what = page?.error === undefined ? '' : ` (${page.error})`;
     return Promise.reject(
       new MmauthError(

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
+import { answer, startHostileServer } from '../support/hostile-server.js';
 
 describe('login asks the authorization endpoint before it waits', () => {
   it.each([
@@ -29,6 +30,25 @@ describe('login asks the authorization endpoint before it waits', () => {
     expect(result.stderr).toContain(`the authorization endpoint rejected the request (${error}):`);
     expect(result.stderr).toContain(flag);
     expect(elapsedMs).toBeLessThan(5_000);
+  });
+
+  it("a plain-text 400 from what stands before the server (a gateway, a framework): the reason is quoted, sanitised, not just 'HTTP 400'", async () => {
+    const server = await startHostileServer({
+      'GET /oauth2/authorize': answer(
+        400,
+        'Bad Request: redirect_uri\u001b[31m is not on the allow list\n',
+        'text/plain',
+      ),
+    });
+    const result = await runCli(['login', '--no-browser', '--base-url', server.baseUrl, '--client-id', 'app'], {
+      env: { MMAUTH_CONFIG_DIR: makeConfigDir() },
+      timeoutMs: 20_000,
+    });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(
+      'the authorization endpoint rejected the request: HTTP 400: Bad Request: redirect_uri [31m is not on the allow list',
+    );
+    expect(result.stderr).not.toContain('\u001b');
   });
 
   it('a server that is down: exit 3 within a few seconds, naming the URL', async () => {

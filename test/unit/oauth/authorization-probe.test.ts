@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { exitCodeOf } from '../../../src/exit-codes.js';
 import { createHttpClient } from '../../../src/http/http-client.js';
-import { probeAuthorizationEndpoint } from '../../../src/oauth/authorization-probe.js';
+import { plainAnswerReason, probeAuthorizationEndpoint } from '../../../src/oauth/authorization-probe.js';
 import { resolveEndpoints } from '../../../src/oauth/endpoints.js';
 import { rejectedBy } from '../../support/failure.js';
 import { answer, startHostileServer, type Behaviour } from '../../support/hostile-server.js';
@@ -41,5 +41,17 @@ describe('probeAuthorizationEndpoint (server-behaviour.md authorize 4)', () => {
   ])('HTTP %i: exit %i', async (status, exitCode) => {
     const error = await rejectedBy(() => probeAgainst(answer(status, 'nope', 'text/plain')));
     expect(exitCodeOf(error)).toBe(exitCode);
+  });
+});
+
+describe('plainAnswerReason', () => {
+  it('quotes an OAuth JSON error or the start of a text/plain body; nothing for HTML or an empty body', () => {
+    expect(plainAnswerReason('{"error":"invalid_request","error_description":"bad"}', 'application/json')).toBe(
+      'invalid_request — bad',
+    );
+    expect(plainAnswerReason('no\u202eentry\r\n  here', 'text/plain; charset=utf-8')).toBe('no entry here');
+    expect(plainAnswerReason('x'.repeat(300), 'text/plain')).toBe(`${'x'.repeat(200)}…`);
+    expect(plainAnswerReason('<p>nope</p>', 'text/html')).toBeUndefined();
+    expect(plainAnswerReason(' \n', 'text/plain')).toBeUndefined();
   });
 });
