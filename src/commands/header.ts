@@ -1,6 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { withHelperOptions, withRenewalOptions, withTokenOptions } from './options.js';
+import { quietDirectoryChoice } from '../settings/profile-selection.js';
 import { usableAccessToken, type UsableTokenOptions } from '../token/usable-token.js';
 
 /** Registers `mmauth header`; the logic is runHeader. */
@@ -29,6 +30,7 @@ Examples:
  */
 export async function runHeader(options: UsableTokenOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
+  if (options.verbose !== true) quietDirectoryChoice(ctx);
   const value = `Bearer ${(await usableAccessToken(options, ctx, (line) => out.warn(line))).accessToken}`;
   if (options.json === true) {
     // A bare map of HTTP headers, as tools consume it (an MCP headersHelper): no schema_version.

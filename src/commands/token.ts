@@ -2,6 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { tokenJson } from '../ui/token-report.js';
 import { withHelperOptions, withRenewalOptions, withTokenOptions } from './options.js';
+import { quietDirectoryChoice } from '../settings/profile-selection.js';
 import { usableAccessToken, type UsableTokenOptions } from '../token/usable-token.js';
 
 /** Registers `mmauth token`; the logic is runToken. */
@@ -34,6 +35,7 @@ Examples:
  */
 export async function runToken(options: UsableTokenOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
+  if (options.verbose !== true) quietDirectoryChoice(ctx);
   const { accessToken, stored, profileName } = await usableAccessToken(options, ctx, (line) => out.warn(line));
   if (options.json !== true) {
     out.data(accessToken);

@@ -90,6 +90,18 @@ async function findDirectoryFile(
   }
 }
 
+/** Runs that say a directory file's choice only with --verbose (quietDirectoryChoice). */
+const quietRuns = new WeakSet<AppContext>();
+
+/**
+ * The helper forms (`token`, `header`) run on every request another tool makes: their run says a
+ * directory file's choice only when asked (--verbose). The approval itself said it once
+ * (`profile trust`, `profile use --directory`); every other command still says it on each run.
+ */
+export function quietDirectoryChoice(ctx: AppContext): void {
+  quietRuns.add(ctx);
+}
+
 /** Each run's selections, by --profile value: a run selects once (the token fast path and the store read agree, a warning is said once, an `exec` child keeps its profile). */
 const selections = new WeakMap<AppContext, Map<string | undefined, Promise<ProfileSelection>>>();
 
@@ -127,8 +139,10 @@ async function select(
   if (fromEnv) return { name: assertProfileName(fromEnv), selectedBy: 'env', directoryFile: undefined };
   // The approvals are read only when a directory file is found: `token`'s fast path reads the config once.
   const file = await findDirectoryFile(ctx.cwd(), () => store.approvedDirectoryFiles());
-  // Whenever a directory file chooses, the run says so once (never silently another account).
-  if (file !== undefined) (await ctx.output()).info(`Using profile "${shown(file.name)}" (from ${file.path}).`);
+  // Whenever a directory file chooses, the run says so once (never silently another account),
+  // except a helper form's run, which the approval told (quietDirectoryChoice).
+  if (file !== undefined && !quietRuns.has(ctx))
+    (await ctx.output()).info(`Using profile "${shown(file.name)}" (from ${file.path}).`);
   if (file !== undefined)
     return { name: assertProfileName(file.name), selectedBy: 'directory', directoryFile: file.path };
   const current = store.currentProfile();

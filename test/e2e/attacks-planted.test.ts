@@ -26,7 +26,7 @@ async function twoServers() {
 }
 
 describe('N12: a repository cannot choose the profile', () => {
-  it("a cloned repository's .mmauth-profile naming prod fails closed until `profile trust` (no profile touched); then it says so on every run; a change needs approving again", async () => {
+  it("a cloned repository's .mmauth-profile naming prod fails closed until `profile trust` (no profile touched); then the approval and every run but a helper form's say so; a change needs approving again", async () => {
     const { dev, prod, configDir, env } = await twoServers();
     const repo = workDir();
     writeFileSync(join(repo, '.mmauth-profile'), 'prod\n');
@@ -45,11 +45,20 @@ describe('N12: a repository cannot choose the profile', () => {
     expect(list.stderr).toContain('Current: none here:');
     const trust = await runCli(['profile', 'trust', repo], { env });
     expect(trust.code, trust.stderr).toBe(0);
+    expect(trust.stdout + trust.stderr).toContain(`use profile "prod"`);
+    const notice = `Using profile "prod" (from ${join(repo, '.mmauth-profile')}).`;
     const token = await runCli(['token'], { env, cwd: repo });
     expect(token.code, token.stderr).toBe(0);
-    expect(token.stderr).toContain(`Using profile "prod" (from ${join(repo, '.mmauth-profile')}).`);
     const config = JSON.parse(readFileSync(join(configDir, 'config.json'), 'utf8'));
     expect(token.stdout.trim()).toBe(config.profiles.prod.token.access_token);
+    // A helper form runs on every request of another tool: the approval said it; --verbose says it again.
+    expect(token.stderr).toBe('');
+    const header = await runCli(['header'], { env, cwd: repo });
+    expect({ code: header.code, stderr: header.stderr }).toEqual({ code: 0, stderr: '' });
+    expect((await runCli(['token', '--verbose'], { env, cwd: repo })).stderr).toContain(notice);
+    // Every other command says it on each run.
+    const status = await runCli(['status'], { env, cwd: repo });
+    expect(status.stderr + status.stdout).toContain(notice);
     writeFileSync(join(repo, '.mmauth-profile'), 'dev\n');
     const changed = await runCli(['status', '--json'], { env, cwd: repo });
     expect(changed.code).toBe(4);
