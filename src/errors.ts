@@ -1,4 +1,4 @@
-import { exitCodeOf } from './exit-codes.js';
+import { EXIT_CODES, exitCodeOf } from './exit-codes.js';
 
 /**
  * Every failure mmauth reports is an MmauthError with a stable `code`. Layers below the commands
@@ -88,6 +88,13 @@ export const ERROR_CODES = [
 
 /** One of ERROR_CODES. */
 export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Compile-time: every ErrorCode has its exit code (exit-codes.ts), and no other code is there. */
+type ExitTable = typeof EXIT_CODES;
+const _everyCodeHasItsExit: Record<ErrorCode, unknown> = EXIT_CODES satisfies Record<ErrorCode, unknown>;
+const _noOtherCode: Record<keyof ExitTable, unknown> = {} as Record<ErrorCode, unknown>;
+void _everyCodeHasItsExit;
+void _noOtherCode;
 
 /** What an MmauthError carries besides its code and message. */
 export interface MmauthErrorOptions {

@@ -1,5 +1,3 @@
-import type { ErrorCode, MmauthError } from './errors.js';
-
 /** Exit codes (README "Exit codes"): 0 ok, 1 other, 2 usage, 3 network, 4 refused, 130 Ctrl-C. */
 export const ExitCode = {
   ok: 0,
@@ -14,8 +12,11 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 /** OAuth `error` values that mean "not allowed" (RFC 6749 §5.2, RFC 6750 §3.1, RFC 7009 §2.2.1): exit 4. */
 const REFUSALS = new Set(['invalid_client', 'invalid_grant', 'unauthorized_client', 'access_denied', 'invalid_token']);
 
-/** The exit code of each code; the OAuth error codes decide by `oauthError` (oauthExitCode). */
-const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
+/**
+ * The exit code of each error code; the OAuth error codes decide by `oauthError` (oauthExitCode).
+ * errors.ts checks at compile time that every ErrorCode is here (this module imports nothing).
+ */
+export const EXIT_CODES = {
   usage: ExitCode.usage,
   forbidden_origin: ExitCode.usage,
   sandbox_unavailable: ExitCode.usage,
@@ -86,7 +87,7 @@ const EXIT_CODES: Record<ErrorCode, ExitCode | 'oauth'> = {
   doctor_failed: ExitCode.failure,
   unexpected: ExitCode.failure,
   interrupted: ExitCode.interrupted,
-};
+} as const satisfies Record<string, ExitCode | 'oauth'>;
 
 /** invalid_client and the other refusals exit 4, invalid_scope 2 (bad input), any other code 1. */
 export function oauthExitCode(oauthError: string | undefined): ExitCode {
@@ -94,8 +95,12 @@ export function oauthExitCode(oauthError: string | undefined): ExitCode {
   return oauthError === 'invalid_scope' ? ExitCode.usage : ExitCode.failure;
 }
 
-/** The exit code for `error` (README "Exit codes"): the only place that decides one. */
-export function exitCodeOf(error: MmauthError): ExitCode {
-  const exitCode = EXIT_CODES[error.code];
+/**
+ * The exit code for `error` (README "Exit codes"): the only place that decides one. `error` is an
+ * MmauthError (its `code` one of EXIT_CODES's keys); an unknown code is 1.
+ */
+export function exitCodeOf(error: { code: string; oauthError?: string | undefined }): ExitCode {
+  const exitCode: ExitCode | 'oauth' | undefined = (EXIT_CODES as Record<string, ExitCode | 'oauth'>)[error.code];
+  if (exitCode === undefined) return ExitCode.failure;
   return exitCode === 'oauth' ? oauthExitCode(error.oauthError) : exitCode;
 }

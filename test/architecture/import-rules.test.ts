@@ -51,7 +51,7 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   // The token agent's protocol, client and server (mmauth agent): what crosses its socket, nothing of the store.
   agent: ['errors', 'loopback/peer-check', 'util'],
   settings: ['context', 'errors', 'grant', 'oauth', 'store', 'util'],
-  'exit-codes': ['errors'],
+  'exit-codes': [],
   context: ['browser', 'errors', 'http', 'oauth', 'store', 'ui', 'util'],
   grant: ['context', 'errors', 'http', 'oauth', 'store', 'util'],
   ui: ['errors', 'grant/end-grant', 'loopback', 'store', 'util'],
@@ -63,7 +63,8 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   store: ['errors', 'oauth/wire', 'util'],
   emulator: ['errors', 'oauth/wire', 'util'],
   util: ['errors'],
-  errors: [],
+  // The exit code of every error (MmauthError.exitCode); exit-codes.ts imports nothing.
+  errors: ['exit-codes'],
 };
 
 /** The command line: the layers a Node program importing `mmauth` never loads. */

@@ -2,7 +2,7 @@
  * `mmauth doctor`: every check with its verdict and fix; exit 0 with warnings alone, 1 when a
  * check failed; never a secret in its output.
  */
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
@@ -189,5 +189,33 @@ describe('mmauth doctor', () => {
     expect(document.checks.find((check) => check.name === 'clock')?.detail).toContain('2h ahead of');
     expect(document.ok).toBe(true);
     expect(result.code).toBe(0);
+  });
+});
+
+describe('doctor on a config file it cannot read', () => {
+  it('reports the file with its fix and still runs every check that needs no profile (the server named by MMAUTH_BASE_URL, loopback, sandbox): exit 1, valid JSON', async () => {
+    const emulator = await startTestEmulator();
+    const configDir = makeConfigDir();
+    mkdirSync(configDir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(configDir, 'config.json'), '{"profiles": {', { mode: 0o600 });
+    const result = await runCli(['doctor', '--json'], {
+      env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_BASE_URL: emulator.baseUrl },
+    });
+    expect(result.code, result.stderr).toBe(1);
+    const document = JSON.parse(result.stdout) as DoctorDocument;
+    const config = document.checks.find((check) => check.name === 'config file');
+    expect(config).toMatchObject({
+      status: 'fail',
+      fix: 'fix or move the file aside; mmauth never resets it by itself',
+    });
+    expect(config?.detail).toContain('is not valid JSON');
+    expect(statusOf(document, 'token endpoint')).toBe('ok');
+    expect(statusOf(document, 'loopback')).toBe('ok');
+    expect(statusOf(document, 'sandbox')).toBeDefined();
+    expect(document.checks.filter((check) => check.status === 'fail').map((check) => check.name)).toEqual([
+      'config file',
+    ]);
+    // The file is never rewritten by doctor.
+    expect(readFileSync(join(configDir, 'config.json'), 'utf8')).toBe('{"profiles": {');
   });
 });

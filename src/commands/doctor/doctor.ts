@@ -14,11 +14,14 @@ import {
 import { checkAuthorization, checkClientSecret, checkStoredToken } from './doctor-grant-checks.js';
 import { isSecretForClient } from '../../grant/credential-binding.js';
 import type { Profile } from '../../store/profile.js';
+import type { ProfileStore } from '../../store/profile-store.js';
 import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP, type LocalOptions } from '../options.js';
 import { checkKeyring } from './doctor-keyring.js';
 import { checkServerMetadata } from './doctor-metadata.js';
 import { checkCallbackPath } from './doctor-callback-path.js';
 import { checkSandbox } from './doctor-sandbox.js';
+import { checksWithoutConfig, CONFIG_FAILURES } from './doctor-without-config.js';
+import type { Output } from '../../ui/output.js';
 import { withoutAgent } from '../local-only-notice.js';
 import { isVerbose, pickSetting } from '../../settings/settings.js';
 import { describeSelection, selectProfile } from '../../settings/profile-selection.js';
@@ -69,7 +72,16 @@ export async function runDoctor(options: DoctorOptions, given: AppContext): Prom
   // This machine's own profile and setup, whatever agent MMAUTH_AGENT_SOCK names.
   const ctx = withoutAgent(given);
   const out = await ctx.output();
-  const store = await ctx.openStore();
+  // A config file that cannot be opened is a finding; the checks that need no profile still run.
+  let store: ProfileStore;
+  try {
+    store = await ctx.openStore();
+    store.currentProfile(); // reads the file: one that cannot be read is a finding, not a stop
+  } catch (error) {
+    if (!isMmauthError(error) || !CONFIG_FAILURES.has(error.code)) throw error;
+    const profileName = options.profile ?? (ctx.env.MMAUTH_PROFILE?.trim() || 'default');
+    return reportChecks(profileName, await checksWithoutConfig(error, options, ctx, out), options, out);
+  }
   const selection = await selectProfile(options.profile, ctx, store);
   const profileName = selection.name;
   // A profile named by a rule (not the default) must exist: `doctor --profile typo` is unknown_profile.
@@ -138,6 +150,14 @@ export async function runDoctor(options: DoctorOptions, given: AppContext): Prom
     await checkLoopback(),
     await checkSandbox(ctx),
   );
+  reportChecks(profileName, checks, options, out);
+}
+
+/**
+ * Prints `checks` (a line each, or with --json `{profile, ok, checks: [{name, status, detail, fix}]}`)
+ * and throws `doctor_failed` (exit 1) after printing when one failed; warnings alone pass.
+ */
+function reportChecks(profileName: string, checks: readonly Check[], options: DoctorOptions, out: Output): void {
   const isOk = checks.every((check) => check.status !== 'fail');
   if (options.json === true)
     out.json(
