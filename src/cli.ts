@@ -109,7 +109,11 @@ export async function main(argv: string[], version: string): Promise<never> {
     process.stderr.write('error: internal failure: the command stopped before finishing (please report this)\n');
     process.exit(ExitCode.failure);
   });
-  const ctx = createContext(process, interrupt.signal, version);
+  const launcher = process.argv[1];
+  const ctx: AppContext = Object.assign(
+    createContext(process, interrupt.signal, version),
+    launcher === undefined ? {} : { selfCommand: [process.execPath, ...process.execArgv, launcher] },
+  );
   const run: FailedRun = { command: undefined, options: {} };
   let exitCode: number = ExitCode.ok;
   try {

@@ -59,6 +59,12 @@ export interface AppContext {
    * scrubbed from every line for people, JSON errors and the trace.
    */
   secrets: SecretScrubber;
+  /**
+   * How to run this mmauth again (node, its flags, the launcher), set by the command line: a renewal
+   * that may outlive a --deadline runs there, detached (token/detached-renewal.ts). Absent in the
+   * library and in tests' contexts, where renewals run in this process.
+   */
+  selfCommand?: readonly string[];
 }
 
 /** Remembers every secret a profile holds in `secrets` (client secret, tokens, verifier, the chain). */

@@ -10,6 +10,7 @@ import { renewToken } from '../grant/renewal.js';
 import type { StoredToken } from '../store/profile.js';
 import { createLibraryContext } from './library-context.js';
 import { toLibraryError } from './library-errors.js';
+import { MmauthError } from '../errors.js';
 
 /** What `getToken` hands a program: an access token only, never a refresh token or a secret. */
 export interface Token {
@@ -36,7 +37,11 @@ export interface TokenOptions {
   profile?: string;
   /** Seconds the token must still be valid for (the CLI's --min-ttl); default 0: the renewal margin alone. */
   minTtl?: number;
-  /** Aborts a renewal in flight. */
+  /**
+   * Stops waiting: the call rejects at once with `interrupted` when it aborts. A renewal already
+   * sent is not cut off: it goes on in this process and its answer is stored (nothing the server
+   * issued is lost), within 30 s a request.
+   */
   signal?: AbortSignal;
   /** Environment variables read instead of the process's (MMAUTH_CONFIG_DIR, MMAUTH_CLIENT_SECRET, …). */
   env?: NodeJS.ProcessEnv;
@@ -80,7 +85,9 @@ export class TokenProvider {
   async #context(): Promise<AppContext> {
     const signature = this.#configPath === undefined ? '' : fileSignature(this.#configPath);
     if (this.#ctx === undefined || signature !== this.#signature) {
-      this.#ctx = createLibraryContext(this.#options.env ?? {}, this.#options.signal ?? new AbortController().signal);
+      // A renewal is never cut off by a caller's signal (get() stops the wait instead): the pair a
+      // server mints is stored, not lost with an aborted request.
+      this.#ctx = createLibraryContext(this.#options.env ?? {}, new AbortController().signal);
       this.#configPath = (await this.#ctx.openStore()).path;
       this.#signature = fileSignature(this.#configPath);
       this.#cached = undefined;
@@ -92,7 +99,11 @@ export class TokenProvider {
    * A usable token (getToken's contract). A fresh token from an unchanged config file costs one
    * `stat` and no I/O else; one renewal at a time in this process, and across processes as always.
    */
-  async get(): Promise<Token> {
+  async get(signal = this.#options.signal): Promise<Token> {
+    return untilAborted(this.#get(), signal);
+  }
+
+  async #get(): Promise<Token> {
     const minTtl = this.#options.minTtl ?? 0;
     const cached = this.#cached;
     if (
@@ -195,6 +206,27 @@ export class TokenProvider {
   }
 }
 
+/**
+ * `work`'s answer, or a rejection with `interrupted` as soon as `signal` aborts (work goes on and
+ * settles unobserved: a renewal in it still stores its answer).
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  const stopped = () =>
+    toLibraryError(
+      new MmauthError(
+        'interrupted',
+        'stopped waiting for a token (the signal aborted); a renewal already sent goes on',
+      ),
+    );
+  if (signal.aborted) return Promise.reject(stopped());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(stopped());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 /** One provider per option set in this process, so that every `getToken()` call shares its cache. */
 const providers = new Map<string, TokenProvider>();
 
@@ -209,10 +241,11 @@ const providers = new Map<string, TokenProvider>();
  */
 export function getToken(options: TokenOptions = {}): Promise<Token> {
   const key = JSON.stringify([options.profile, options.minTtl, options.env]);
-  let provider = options.signal === undefined ? providers.get(key) : undefined;
+  let provider = providers.get(key);
   if (provider === undefined) {
-    provider = new TokenProvider(options);
-    if (options.signal === undefined) providers.set(key, provider);
+    const { signal: _signal, ...shared } = options;
+    provider = new TokenProvider(shared);
+    providers.set(key, provider);
   }
-  return provider.get();
+  return provider.get(options.signal);
 }

@@ -38,9 +38,9 @@ export const TIMED_OUT = Symbol('timed out');
 
 /**
  * `work`'s answer, or TIMED_OUT when the deadline `atMs` (monotonic) comes first. The work is not
- * cancelled: the command answers and exits, and the process's exit ends it (a refresh it leaves
- * unfinished spends nothing: the old refresh token lives until the new access token is used,
- * what servers of the family do). Throws what `work` throws before the deadline.
+ * cancelled; a renewal that must outlive the command runs in a process of its own
+ * (detached-renewal.ts), so that what the server mints is stored. Throws what `work` throws before
+ * the deadline.
  */
 export async function beforeDeadline<T>(work: Promise<T>, atMs: number | undefined): Promise<T | typeof TIMED_OUT> {
   if (atMs === undefined) return work;

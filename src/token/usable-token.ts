@@ -9,6 +9,7 @@ import type { TokenOptions } from '../settings/setting-options.js';
 import { isFresh, renewalOf, renewToken } from '../grant/renewal.js';
 import { agentSocketOf, pickSetting, traceFor } from '../settings/settings.js';
 import { agentAccessToken } from './agent-token.js';
+import { startDetachedRenewal } from './detached-renewal.js';
 import { selectProfile } from '../settings/profile-selection.js';
 import { openLocalTarget, requireProfile } from '../settings/target.js';
 import {
@@ -22,6 +23,9 @@ import {
   verifyStoredToken,
   type Verification,
 } from './helper-contract.js';
+
+/** What beforeDeadline gives when a detached renewal process finished (the store holds its result). */
+const RENEWED_ELSEWHERE: unique symbol = Symbol('renewed elsewhere');
 
 /** Options of the commands that hand out a token (token, header): --min-ttl, --no-renew, --timeout. */
 export interface UsableTokenOptions extends TokenOptions {
@@ -165,8 +169,33 @@ export async function usableAccessToken(
       onStored,
       isAccessTokenRefused: isRefused,
     };
-    const outcome = await beforeDeadline(renewToken(token, target, ctx), deadlineAtMs);
-    if (outcome === TIMED_OUT) {
+    // With a deadline, the renewal runs in a process of its own that outlives this one: when the
+    // deadline comes first, what the server mints is still stored (detached-renewal.ts).
+    const detached =
+      deadlineAtMs !== undefined && ctx.selfCommand !== undefined
+        ? await startDetachedRenewal(
+            ctx.selfCommand,
+            {
+              profileName,
+              minTtl: options.minTtl,
+              timeout: options.timeout,
+              verify: isRefused,
+              verbose: trace !== undefined,
+            },
+            ctx,
+          )
+        : undefined;
+    const work: Promise<StoredToken | typeof RENEWED_ELSEWHERE> =
+      detached === undefined ? renewToken(token, target, ctx) : detached.done.then(() => RENEWED_ELSEWHERE);
+    const outcome = await beforeDeadline(work, deadlineAtMs);
+    if (outcome === TIMED_OUT) detached?.release();
+    if (outcome === RENEWED_ELSEWHERE) {
+      // That process stored the renewed token, or said on stderr why it handed out the current one.
+      const after = (await local.store.read(profileName))?.token;
+      if (after === undefined || after.accessToken === token.accessToken) return handOut();
+      onStored?.(after);
+      renewed = after;
+    } else if (outcome === TIMED_OUT) {
       if (isRefused || !meetsMinTtl(token, ctx.nowMs(), options.minTtl)) {
         throw deadlineExceeded(
           options.deadline ?? 0,
@@ -175,8 +204,9 @@ export async function usableAccessToken(
       }
       onWarning(`the renewal did not finish within --deadline ${options.deadline} s; handing out the current token`);
       return handOut();
+    } else {
+      renewed = outcome;
     }
-    renewed = outcome;
   } catch (error) {
     if (isRefused || !isPassingFailure(error) || judgeStoredToken(token, ctx.nowMs()) === 'expired') throw error;
     onWarning(

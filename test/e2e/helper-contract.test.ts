@@ -62,7 +62,10 @@ describe('token --deadline', () => {
       expect(Date.now() - started).toBeLessThan(2_500);
       expect(result.code).toBe(3);
       expect(result.stdout).toBe('');
-      expect(result.stderr).toMatch(/^error: no usable token within 2 s: .*\n {2}.*mmauth token/);
+      // The second command finds the first one's renewal still running (it outlives its caller): it says so.
+      expect(result.stderr).toMatch(
+        /^(! waiting for the config lock .* \(held by pid \d+\)\n)?error: no usable token within 2 s: .*\n {2}.*mmauth token/,
+      );
     }
   });
 
@@ -73,6 +76,54 @@ describe('token --deadline', () => {
     const result = await runCli(['token', '--deadline', '2', '--min-ttl', '120'], { env });
     expect(result.code).toBe(3);
     expect(result.stdout).toBe('');
+  });
+});
+
+describe('nothing the server minted is lost when a caller stops waiting', () => {
+  /** Resolves once `check()` holds, polling every 50 ms; fails after `boundMs`. */
+  async function until(check: () => boolean, boundMs: number): Promise<void> {
+    const endMs = Date.now() + boundMs;
+    while (!check()) {
+      if (Date.now() > endMs) throw new Error(`not within ${boundMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  it('token --deadline 2, the token endpoint answering 4 s late: the current token at the deadline; the pair the server minted is stored by the renewal that outlives the caller; logout then leaves no token live and every refresh token refused', async () => {
+    const { emulator, gate, configDir, env } = await signedIn();
+    const before = (readConfig(configDir) as Json).profiles.default.token;
+    setTimeLeft(configDir, 30);
+    // The server mints at once; its answer reaches the client 4 s later.
+    gate.set('POST /oauth2/token', { answerDelayMs: 4_000 });
+    const started = Date.now();
+    const result = await runCli(['token', '--deadline', '2'], { env });
+    // What must hold: the answer came before the server's (4 s): the deadline decided.
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(`${before.access_token}\n`);
+    expect(refreshGrants(emulator)).toBe(1);
+    // The renewal's own process stores the server's late answer (each request bounded by --timeout, 30 s).
+    await until(() => storedAccessToken(configDir) !== before.access_token, 20_000);
+    const after = (readConfig(configDir) as Json).profiles.default.token;
+    expect(after.refresh_token).not.toBe(before.refresh_token);
+    gate.set('POST /oauth2/token', 'pass');
+    const logout = await runCli(['logout'], { env });
+    expect(logout.code, logout.stderr).toBe(0);
+    expect(emulator.state.liveTokens().filter((token) => token.grant !== 'personal')).toEqual([]);
+    for (const refreshToken of [before.refresh_token, after.refresh_token]) {
+      const answer = await fetch(`${emulator.baseUrl}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken,
+          client_id: emulator.client.clientId,
+          client_secret: emulator.client.clientSecret,
+        }),
+      });
+      expect(answer.status).toBe(400);
+      expect(((await answer.json()) as Json).error).toBe('invalid_grant');
+    }
   });
 });
 

@@ -12,6 +12,7 @@ import { createTokenSource, getToken, LoginRequiredError, MmauthError } from '..
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, startTestEmulator, refreshGrants } from '../support/emulator.js';
 import { inS, storedToken, writeProfiles } from '../support/profiles.js';
+import { startGateProxy } from '../support/gate-proxy.js';
 
 type Json = Record<string, any>;
 const stored = (configDir: string, profile = 'default'): Json => (readConfig(configDir) as Json).profiles[profile];
@@ -283,5 +284,54 @@ describe('MmauthError.exitCode', () => {
     expect(new MmauthError('usage', 'bad option').exitCode).toBe(2);
     expect(new MmauthError('token_endpoint_error', 'refused', { oauthError: 'invalid_grant' }).exitCode).toBe(4);
     expectTypeOf(new MmauthError('usage', 'x').exitCode).toEqualTypeOf<number>();
+  });
+});
+
+describe('a signal stops the wait, never the renewal', () => {
+  it('getToken({ signal }) aborted while the token endpoint answers 3 s late: rejects at once with interrupted; the pair the server minted is stored; logout then leaves every refresh token refused', async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5', autoApprove: true });
+    const gate = await startGateProxy(emulator.baseUrl);
+    const configDir = makeConfigDir();
+    const cliEnv = {
+      ...emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' }),
+      MMAUTH_BASE_URL: gate.baseUrl,
+    };
+    expect((await runCli(['login'], { env: cliEnv })).code).toBe(0);
+    const env = { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CLIENT_SECRET: emulator.client.clientSecret };
+    makeStale(configDir);
+    const before = stored(configDir).token;
+    // The server mints at once; its answer reaches the program 3 s later.
+    gate.set('POST /oauth2/token', { answerDelayMs: 3_000 });
+    const started = Date.now();
+    const aborted = await getToken({ env, signal: AbortSignal.timeout(300) }).then(
+      () => undefined,
+      (thrown: unknown) => thrown as MmauthError,
+    );
+    expect(aborted?.code).toBe('interrupted');
+    // What must hold: the caller got its answer before the server's (3 s).
+    expect(Date.now() - started).toBeLessThan(3_000);
+    // The renewal went on in this process and stored the server's answer.
+    const endMs = Date.now() + 20_000;
+    while (stored(configDir).token.access_token === before.access_token && Date.now() < endMs) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const after = stored(configDir).token;
+    expect(after.access_token).not.toBe(before.access_token);
+    expect(refreshGrants(emulator)).toBe(1);
+    gate.set('POST /oauth2/token', 'pass');
+    expect((await runCli(['logout'], { env: { ...cliEnv, MMAUTH_BASE_URL: undefined } })).code).toBe(0);
+    for (const refreshToken of [before.refresh_token, after.refresh_token]) {
+      const answer = await fetch(`${emulator.baseUrl}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          refresh_token: refreshToken as string,
+          client_id: emulator.client.clientId,
+          client_secret: emulator.client.clientSecret,
+        }),
+      });
+      expect(answer.status).toBe(400);
+    }
   });
 });

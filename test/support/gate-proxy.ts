@@ -5,9 +5,11 @@ import { onTestFinished } from 'vitest';
 /**
  * What the gate does with a request it matches: pass it on, cut the connection, hold it unanswered,
  * or echo it (200 with the request's head as received, as a server that honours TRACE does: RFC
- * 9110 §9.3.8; Apache's TraceEnable is on by default).
+ * 9110 §9.3.8; Apache's TraceEnable is on by default). `delayMs` forwards the request late (the
+ * server never sees it if the client leaves first); `answerDelayMs` forwards it at once and holds
+ * the server's answer back (the server has acted — minted a token — whether or not the client waits).
  */
-export type GateMode = 'pass' | 'cut' | 'hold' | 'echo' | { delayMs: number };
+export type GateMode = 'pass' | 'cut' | 'hold' | 'echo' | { delayMs: number } | { answerDelayMs: number };
 
 /**
  * A reverse proxy on 127.0.0.1 port 0 in front of a server (the emulator), for tests of what a
@@ -42,7 +44,7 @@ export async function startGateProxy(targetBaseUrl: string | (() => string)): Pr
     for (const [prefix, mode] of rules) if (line.startsWith(prefix)) return mode;
     return 'pass';
   };
-  const forward = (req: IncomingMessage, res: ServerResponse) => {
+  const forward = (req: IncomingMessage, res: ServerResponse, answerDelayMs = 0) => {
     const target = targetOf();
     const line = `${req.method ?? 'GET'} ${req.url ?? '/'}`;
     const upstream = request(
@@ -54,14 +56,19 @@ export async function startGateProxy(targetBaseUrl: string | (() => string)): Pr
         // A reverse proxy names the server it forwards to (the emulator refuses a foreign Host).
         headers: { ...req.headers, host: target.host },
       },
-      (answer) => {
-        const headers = { ...answer.headers };
-        const rewrite = [...rewrites].find(([prefix]) => line.startsWith(prefix))?.[1];
-        if (rewrite !== undefined && headers.location !== undefined)
-          headers.location = rewrite(new URL(headers.location)).href;
-        res.writeHead(answer.statusCode ?? 502, headers);
-        answer.pipe(res);
-      },
+      (answer) =>
+        void setTimeout(() => {
+          if (res.destroyed) {
+            answer.resume();
+            return;
+          }
+          const headers = { ...answer.headers };
+          const rewrite = [...rewrites].find(([prefix]) => line.startsWith(prefix))?.[1];
+          if (rewrite !== undefined && headers.location !== undefined)
+            headers.location = rewrite(new URL(headers.location)).href;
+          res.writeHead(answer.statusCode ?? 502, headers);
+          answer.pipe(res);
+        }, answerDelayMs),
     );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
@@ -84,6 +91,10 @@ export async function startGateProxy(targetBaseUrl: string | (() => string)): Pr
       for (let i = 0; i < req.rawHeaders.length; i += 2) head.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
       res.writeHead(200, { 'content-type': 'message/http' });
       res.end(`${head.join('\r\n')}\r\n\r\n`);
+      return;
+    }
+    if (typeof mode === 'object' && 'answerDelayMs' in mode) {
+      forward(req, res, mode.answerDelayMs);
       return;
     }
     if (typeof mode === 'object') {
