@@ -14,6 +14,10 @@ export interface EmulatorCommandOptions {
   flavor: 'spec' | 'doorkeeper5' | 'doorkeeper6';
   /** false with --no-refresh-tokens. */
   refreshTokens: boolean;
+  /** --state FILE: the secret and issued tokens kept across restarts. */
+  state?: string;
+  /** --client-secret-file PATH: the demo client's secret, fixed. */
+  clientSecretFile?: string;
 }
 
 function parsePort(value: string): number {
@@ -22,6 +26,21 @@ function parsePort(value: string): number {
     throw new MmauthError('usage', `--port expects 0 to 65535, got "${value}"`);
   }
   return port;
+}
+
+/** The first line of the secret file `path`; `unreadable_secret_file` or `invalid_client_secret` (empty). */
+async function readSecretFile(path: string, ctx: AppContext): Promise<string> {
+  let text: string;
+  try {
+    text = await ctx.readTextFile(path);
+  } catch (error) {
+    throw new MmauthError('unreadable_secret_file', `cannot read the client secret file ${path}`, { cause: error });
+  }
+  const secret = text.replace(/[\r\n]+$/, '');
+  if (secret === '' || /[\r\n]/.test(secret)) {
+    throw new MmauthError('invalid_client_secret', `${path} must hold the client secret on one line`);
+  }
+  return secret;
 }
 
 /** Registers `mmauth emulator`; the logic is runEmulator. */
@@ -41,6 +60,14 @@ export function registerEmulator(program: Command, ctx: AppContext): void {
         .choices(['spec', 'doorkeeper5', 'doorkeeper6'] as const)
         .default('spec' as const),
     )
+    .option(
+      '--state <file>',
+      "keep the client secret and every issued token in this file (created 0600) so that signed-in profiles survive the emulator's restart",
+    )
+    .option(
+      '--client-secret-file <path>',
+      "the demo client's secret, read from this file (default: random, or the --state file's)",
+    )
     .option('--json', 'print the base URL and seeded credentials as one JSON line on stdout')
     .addHelpText(
       'after',
@@ -49,7 +76,9 @@ Examples:
   $ mmauth emulator
   $ mmauth emulator --port 0 --json --auto-approve     # for scripts: read the line, then test against it
   $ mmauth emulator --token-ttl 0 --flavor doorkeeper5
-  $ mmauth emulator --flavor doorkeeper6                # serves /.well-known/oauth-authorization-server`,
+  $ mmauth emulator --flavor doorkeeper6                # serves /.well-known/oauth-authorization-server
+  $ mmauth emulator --state ~/.mmauth-emulator.json     # restarts keep the secret and the tokens issued
+  $ MMAUTH_BASE_URL=http://127.0.0.1:4010 MMAUTH_CLIENT_ID=mmauth-public mmauth login   # its public client: no secret`,
     )
     .action(async (options) => runEmulator(options, ctx));
 }
@@ -63,7 +92,11 @@ export async function runEmulator(options: EmulatorCommandOptions, ctx: AppConte
   const out = await ctx.output();
   const { startEmulator } = await import('../emulator/emulator.js');
   // A taken port throws `port_in_use`; the failure map names --port for this command.
+  const clientSecret =
+    options.clientSecretFile === undefined ? undefined : await readSecretFile(options.clientSecretFile, ctx);
   const emulator = await startEmulator({
+    ...(clientSecret === undefined ? {} : { clientSecret }),
+    ...(options.state === undefined ? {} : { stateFile: options.state }),
     port: options.port,
     tokenTtlS: options.tokenTtl,
     autoApprove: options.autoApprove === true,
@@ -94,7 +127,7 @@ export async function runEmulator(options: EmulatorCommandOptions, ctx: AppConte
   out.field('refresh tokens', options.refreshTokens ? 'for the code flow (rotated)' : 'none');
   out.field('flavor', options.flavor + (options.autoApprove === true ? ', auto-approve' : ''));
   out.info(
-    `\nTry: MMAUTH_BASE_URL=${emulator.baseUrl} MMAUTH_CLIENT_ID=${emulator.client.clientId} MMAUTH_CLIENT_SECRET=… mmauth login\nPress Ctrl-C to stop.`,
+    `\nTry: MMAUTH_BASE_URL=${emulator.baseUrl} MMAUTH_CLIENT_ID=${emulator.publicClient.clientId} mmauth login\nPress Ctrl-C to stop.`,
   );
   await new Promise<void>((resolve) => {
     if (ctx.signal.aborted) resolve();

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequestHandler, type EmulatorFlavor, type ObservedRequest } from './routes.js';
 import { EmulatorState, randomToken, type EmulatorClient } from './state.js';
+import { readStateFile, restoreState, stateFileText, writeStateFile } from './state-file.js';
 
 /** Options of startEmulator; every field is optional. */
 export interface EmulatorOptions {
@@ -29,6 +30,12 @@ export interface EmulatorOptions {
   redirectPath?: string;
   /** The demo user's password (default `demo`). */
   userPassword?: string;
+  /**
+   * A state file (JSON, 0600): the demo client's secret and every token issued are read from it at
+   * start and written to it after each request that changed them, so that profiles signed in at
+   * this emulator keep working after a restart. Created when missing. `clientSecret` still wins.
+   */
+  stateFile?: string;
   /** Clock in epoch ms (default Date.now), for tests of expiry. */
   nowMs?: () => number;
   /** Called with every request received, for tests that check what a client sent. */
@@ -66,10 +73,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     hasRefreshTokens: options.refreshTokens ?? true,
   });
   const redirectUri = `http://127.0.0.1${options.redirectPath ?? '/callback'}`;
+  const saved = options.stateFile === undefined ? undefined : readStateFile(options.stateFile);
   const demoClient: EmulatorClient & { clientSecret: string } = {
     uid: 1,
     clientId: options.clientId ?? 'mmauth-demo',
-    clientSecret: options.clientSecret ?? randomToken(),
+    clientSecret: options.clientSecret ?? saved?.client_secret ?? randomToken(),
     name: 'mmauth demo client',
     redirectUris: [redirectUri],
   };
@@ -92,24 +100,36 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   state.clients.set(personalTokens.clientId, personalTokens);
   const user = { id: 42, login: 'demo', password: options.userPassword ?? 'demo' };
   state.users.set(user.id, user);
-  const pat = state.issueToken(
-    { client: personalTokens, ownerId: user.id, scopes: ['service', 'userinfo.email'], grant: 'personal' },
-    0,
-  );
+  if (saved !== undefined) restoreState(state, saved);
+  // The seeded personal access token: the one a state file kept while it lives, else a new one.
+  const pat =
+    state
+      .tokenRecords()
+      .find(
+        (record) => record.grant === 'personal' && record.ownerId === user.id && state.findActiveToken(record.token),
+      ) ??
+    state.issueToken(
+      { client: personalTokens, ownerId: user.id, scopes: ['service', 'userinfo.email'], grant: 'personal' },
+      0,
+    );
+  const persist = persistence(options.stateFile, state, demoClient.clientSecret);
+  persist.now();
 
   let allowedHosts: ReadonlySet<string> = new Set();
   let listeningPort = 0;
-  const server = createServer(
-    createRequestHandler({
-      state,
-      autoApprove: options.autoApprove === true,
-      flavor: options.flavor ?? 'spec',
-      issuer: (): string | undefined =>
-        options.flavor === 'doorkeeper6' ? (options.issuer ?? `http://127.0.0.1:${listeningPort}`) : undefined,
-      onRequest: options.onRequest,
-      allowedHosts: () => allowedHosts,
-    }),
-  );
+  const handler = createRequestHandler({
+    state,
+    autoApprove: options.autoApprove === true,
+    flavor: options.flavor ?? 'spec',
+    issuer: (): string | undefined =>
+      options.flavor === 'doorkeeper6' ? (options.issuer ?? `http://127.0.0.1:${listeningPort}`) : undefined,
+    onRequest: options.onRequest,
+    allowedHosts: () => allowedHosts,
+  });
+  const server = createServer((request, response) => {
+    response.once('finish', persist.soon);
+    handler(request, response);
+  });
   server.keepAliveTimeout = 5_000;
   await listenOnLoopback(server, options.port ?? 0);
   const port = (server.address() as AddressInfo).port;
@@ -126,8 +146,40 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     state,
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
+        persist.now();
         server.close(() => resolve());
         server.closeAllConnections();
       })),
+  };
+}
+
+/**
+ * Writes the state file after requests (`soon`: at most once per turn of the event loop, and only
+ * when its text changed) and at start and close (`now`); does nothing without a file.
+ */
+function persistence(path: string | undefined, state: EmulatorState, clientSecret: string) {
+  let written = '';
+  let isPending = false;
+  const now = () => {
+    isPending = false;
+    if (path === undefined) return;
+    const text = stateFileText(state, clientSecret);
+    if (text === written) return;
+    writeStateFile(path, text);
+    written = text;
+  };
+  return {
+    now,
+    soon: () => {
+      if (path === undefined || isPending) return;
+      isPending = true;
+      setImmediate(() => {
+        try {
+          now();
+        } catch (error) {
+          process.emitWarning(`cannot write the emulator state file ${path}: ${String(error)}`);
+        }
+      });
+    },
   };
 }

@@ -85,6 +85,20 @@ export class RefreshTokens {
     return record;
   }
 
+  /** Every live refresh token and which access token's first use retires which one (a state file's part). */
+  records(): { tokens: RefreshTokenRecord[]; previousOf: Array<[accessToken: string, refreshToken: string]> } {
+    return { tokens: [...this.#byToken.values()], previousOf: [...this.#previousOf] };
+  }
+
+  /** Takes back what `records()` gave (a state file read at start); clients as the state has them. */
+  restore(records: ReturnType<RefreshTokens['records']>): void {
+    for (const record of records.tokens) {
+      this.#byToken.set(record.token, record);
+      this.#byAccessToken.set(record.accessToken, record.token);
+    }
+    for (const [accessToken, refreshToken] of records.previousOf) this.#previousOf.set(accessToken, refreshToken);
+  }
+
   /** How many live refresh tokens there are, for tests. */
   get size(): number {
     return this.#byToken.size;

@@ -177,6 +177,16 @@ export class EmulatorState {
     return this.tokens.get(token);
   }
 
+  /** Every access token record held, live or kept to say why it is not (a state file's part). */
+  tokenRecords(): AccessTokenRecord[] {
+    return [...this.tokens.values()];
+  }
+
+  /** Takes back token records (a state file read at start). */
+  restoreTokens(records: readonly AccessTokenRecord[]): void {
+    for (const record of records) this.tokens.set(record.token, record);
+  }
+
   /** The browser session with this id, or a new one. */
   session(id: string | undefined): BrowserSession {
     this.purge();

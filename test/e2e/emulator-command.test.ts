@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { makeConfigDir, runCli, startCli } from '../support/cli.js';
 
 interface EmulatorLine {
@@ -75,5 +78,46 @@ describe('mmauth emulator', () => {
     expect(second.code).toBe(2);
     expect(second.stderr).toContain('--port');
     expect(await stop()).toBe(0);
+  });
+
+  it('--state FILE and --client-secret-file: a signed-in profile survives a restart (even after SIGKILL): same secret, the token accepted, the refresh token renews', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mmauth-emulator-state-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const stateFile = join(dir, 'state.json');
+    const secretFile = join(dir, 'secret');
+    writeFileSync(secretFile, 'a-fixed-client-secret-for-tests\n', { mode: 0o600 });
+    const args = ['--auto-approve', '--state', stateFile, '--client-secret-file', secretFile];
+    const first = startCli(['emulator', '--port', '0', '--json', ...args], { timeoutMs: 25_000 });
+    const line = JSON.parse((await first.waitForStdout(/^\{.*\}\n/))[0]) as EmulatorLine;
+    expect(line.client_secret).toBe('a-fixed-client-secret-for-tests');
+    const configDir = makeConfigDir();
+    const env = {
+      MMAUTH_CONFIG_DIR: configDir,
+      MMAUTH_CREDENTIAL_STORE: 'file',
+      MMAUTH_BASE_URL: line.base_url,
+      MMAUTH_CLIENT_ID: line.client_id,
+      MMAUTH_CLIENT_SECRET: line.client_secret,
+      BROWSER: 'curl -s -o /dev/null -L -c /dev/null',
+    };
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    const token = (await runCli(['token'], { env })).stdout;
+    // Killed without a chance to save at exit: what it issued was written after each request.
+    first.child.kill('SIGKILL');
+    await first.done;
+    expect(statSync(stateFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(stateFile, 'utf8')).toContain(token.trim());
+    const port = new URL(line.base_url).port;
+    const second = startCli(['emulator', '--port', port, '--json', '--state', stateFile], { timeoutMs: 25_000 });
+    const again = JSON.parse((await second.waitForStdout(/^\{.*\}\n/))[0]) as EmulatorLine;
+    expect(again.client_secret).toBe(line.client_secret);
+    expect(again.personal_access_token).toBe(line.personal_access_token);
+    const verified = await runCli(['token', '--verify'], { env });
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toBe(token);
+    const refreshed = await runCli(['refresh'], { env });
+    expect(refreshed.code, refreshed.stderr).toBe(0);
+    expect((await runCli(['token'], { env })).stdout).not.toBe(token);
+    second.child.kill('SIGINT');
+    expect((await second.done).code).toBe(0);
   });
 });
