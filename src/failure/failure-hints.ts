@@ -146,6 +146,9 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
     case 'authorization_error':
     case 'token_endpoint_error':
       if (error.status !== undefined && error.status >= 500) return 'try again later';
+      if (details.reason === 'confidential_client') {
+        return 'give its secret with MMAUTH_CLIENT_SECRET, --client-secret-file PATH or --client-secret-stdin';
+      }
       return oauthHint(error.oauthError, context);
     case 'revocation_error': {
       const hint = oauthHint(error.oauthError, context);

@@ -76,7 +76,12 @@ export function toLibraryError(error: unknown, secrets?: SecretScrubber): Mmauth
     oauthError: known.oauthError,
     oauthErrorDescription: known.oauthErrorDescription === undefined ? undefined : scrub(known.oauthErrorDescription),
     status: known.status,
-    hint: known.hint === undefined ? LIBRARY_HINTS[known.code] : scrub(known.hint),
+    hint:
+      known.hint !== undefined
+        ? scrub(known.hint)
+        : known.details.reason === 'confidential_client'
+          ? "give the client's secret: login()'s clientSecret option, or MMAUTH_CLIENT_SECRET"
+          : LIBRARY_HINTS[known.code],
     details: Object.fromEntries(Object.entries(known.details).map(([key, value]) => [key, scrub(value)])),
     exitCode: exitCodeOf(known),
   };

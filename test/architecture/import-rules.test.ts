@@ -38,6 +38,7 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
     'loopback',
     'oauth',
     'settings',
+    'signin',
     'store',
     'token',
     'ui',
@@ -46,7 +47,21 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   failure: ['context', 'errors', 'exit-codes', 'oauth/wire', 'settings'],
   // The library's entry and layer (issue 32): the core only, never the command line.
   index: ['errors', 'library'],
-  library: ['context', 'errors', 'exit-codes', 'grant', 'http', 'settings', 'store', 'token', 'util'],
+  library: [
+    'browser',
+    'context',
+    'errors',
+    'exit-codes',
+    'grant',
+    'http',
+    'settings',
+    'signin',
+    'store',
+    'token',
+    'util',
+  ],
+  // The sign-in (login and logout below the command line): one flow, its ports for what only a terminal or a program provides.
+  signin: ['context', 'errors', 'grant', 'http', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
   token: ['agent', 'context', 'errors', 'grant', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
   // The token agent's protocol, client and server (mmauth agent): what crosses its socket, nothing of the store.
   agent: ['errors', 'loopback/peer-check', 'util'],

@@ -2,33 +2,9 @@ import { isSshSession } from '../../browser/open-browser.js';
 import type { AppContext } from '../../context.js';
 import type { CallbackServer } from '../../loopback/callback-server.js';
 import type { AuthorizationRequest } from '../../oauth/authorization-code.js';
-import type { ClientAuthentication, ServerConfiguration } from '../../oauth/server-configuration.js';
 import type { Output } from '../../ui/output.js';
 import type { LoginOptions } from './login-options.js';
 import { isVerbose } from '../../settings/settings.js';
-
-/**
- * Asks the authorization endpoint once before waiting (probeAuthorizationEndpoint), so that a
- * request it rejects fails at once. A probe redirect carrying an access token (an implicit-flow
- * server that approves without asking) is never used: that token is revoked at once.
- */
-export async function probe(
-  server: ServerConfiguration,
-  request: AuthorizationRequest,
-  client: ClientAuthentication,
-  out: Output,
-): Promise<void> {
-  const { probeAuthorizationEndpoint } = await import('../../oauth/authorization-probe.js');
-  const outcome = await probeAuthorizationEndpoint(server, request.url);
-  if (outcome.kind !== 'redirect') return;
-  const fragment = new URLSearchParams(outcome.location.split('#')[1] ?? '');
-  const leaked = fragment.get('access_token');
-  if (leaked === null || leaked === '') return;
-  const { requestRevocation } = await import('../../oauth/revocation.js');
-  await requestRevocation(server, client, leaked).catch((error: unknown) => {
-    out.warn(`the probe's own token could not be revoked: ${error instanceof Error ? error.message : String(error)}`);
-  });
-}
 
 /**
  * Prints the authorization URL (for a person: it is in no argv), opens a browser unless

@@ -1,5 +1,5 @@
 import type { ClientOptions } from '../../settings/setting-options.js';
-import type { StorageOptions } from './credential-storage.js';
+import type { StorageOptions } from '../../signin/credential-storage.js';
 
 /** The warning every implicit-flow login prints, one step or two. */
 export const IMPLICIT_DEPRECATED =

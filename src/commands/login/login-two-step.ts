@@ -11,12 +11,12 @@ import type { PendingLogin } from '../../store/profile.js';
 import { formatInstant } from '../../ui/format.js';
 import { reportToken } from '../../ui/token-report.js';
 import { completionUrl } from './login-exchange.js';
-import { endReplacedGrant, storeNewGrant } from './replaced-grant.js';
+import { endReplacedGrant, storeNewGrant } from '../../signin/replaced-grant.js';
 import { IMPLICIT_DEPRECATED, type LoginOptions } from './login-options.js';
-import { probe } from './login-offer.js';
+import { probeBeforeWaiting } from '../../signin/sign-in.js';
 import { assertMayStore, credentialsFor } from '../../grant/credential-binding.js';
 import { profileFlag } from '../../settings/next-step.js';
-import { prepareStoring } from './credential-storage.js';
+import { prepareStoring } from '../../signin/credential-storage.js';
 import { resolveCompletionSettings, resolveLoginSettings } from '../../settings/login-settings.js';
 import { SECRET_SOURCES } from '../../failure/failure-hints.js';
 import { askClientSecret } from '../../settings/settings.js';
@@ -73,7 +73,7 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
   );
   ctx.secrets.remember(request.codeVerifier);
   const secret = await readSecret();
-  if (options.probe) await probe(served.server, request, { clientId, clientSecret: secret }, out);
+  if (options.probe) await probeBeforeWaiting(served.server, request, { clientId, clientSecret: secret }, out);
   // A secret given now (not the stored one) goes with the pending login, sealed like its verifier.
   const givenSecret = secret !== undefined && secret !== usable?.clientSecret ? secret : undefined;
   const expiresAt = new Date(ctx.nowMs() + PENDING_TTL_MS).toISOString();

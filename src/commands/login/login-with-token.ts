@@ -3,11 +3,11 @@ import { hasErrorCode, MmauthError } from '../../errors.js';
 import { requireTokenInfo } from '../../oauth/token-info.js';
 import type { StoredToken } from '../../store/profile.js';
 import { reportToken } from '../../ui/token-report.js';
-import { endReplacedGrant, storeNewGrant } from './replaced-grant.js';
+import { endReplacedGrant, storeNewGrant } from '../../signin/replaced-grant.js';
 import type { CommonOptions } from '../options.js';
 import { isVisibleWord } from '../../util/visible-word.js';
 import { assertMayStore, credentialsFor } from '../../grant/credential-binding.js';
-import { prepareStoring, type StorageOptions } from './credential-storage.js';
+import { prepareStoring, type StorageOptions } from '../../signin/credential-storage.js';
 import { resolveTarget } from '../../settings/target.js';
 
 /** Options of `login --with-token`. */

@@ -1,14 +1,13 @@
-import type { AppContext } from '../../context.js';
-import { isSecretForClient } from '../../grant/credential-binding.js';
-import { endGrant } from '../../grant/end-grant.js';
-import { keptReplacedTokens, revokeReplacedTokens } from '../../grant/replaced-tokens.js';
-import { bindingOf, isSameBinding } from '../../store/secrets.js';
-import { endpointsFor } from '../../oauth/server-metadata.js';
-import type { Profile, StoredToken } from '../../store/profile.js';
-import type { ProfileStore, WriteIntent } from '../../store/profile-store.js';
-import type { Output } from '../../ui/output.js';
-import { grantEndFields, grantEndSentence } from '../../ui/grant-end-report.js';
-import { traceFor } from '../../settings/settings.js';
+import type { AppContext } from '../context.js';
+import { isSecretForClient } from '../grant/credential-binding.js';
+import { endGrant } from '../grant/end-grant.js';
+import { keptReplacedTokens, revokeReplacedTokens } from '../grant/replaced-tokens.js';
+import { bindingOf, isSameBinding } from '../store/secrets.js';
+import { endpointsFor } from '../oauth/server-metadata.js';
+import type { Profile, StoredToken } from '../store/profile.js';
+import type { ProfileStore, WriteIntent } from '../store/profile-store.js';
+import { grantEndFields, grantEndSentence } from '../ui/grant-end-report.js';
+import { traceFor } from '../settings/settings.js';
 
 /** `replaced` of login's and client-credentials' JSON: null when nothing was replaced. */
 export type ReplacedJson = { revoked: boolean; confirmed: boolean; reason: string | null } | null;
@@ -77,7 +76,7 @@ export async function endReplacedGrant(
   next: StoredToken,
   run: ReplacingRun,
   ctx: AppContext,
-  out: Output,
+  out: { info(line: string): void; warn(line: string): void },
   baseUrl = replaced?.baseUrl,
 ): Promise<ReplacedJson> {
   const old = replaced?.token;

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startCallbackServer } from '../../../src/loopback/callback-server.js';
-import { waitForAuthorizationResponses } from '../../../src/ui/authorization-responses.js';
+import { waitForAuthorizationResponses } from '../../../src/signin/authorization-responses.js';
 import { readPastedLines } from '../../../src/ui/paste.js';
 import { failureOf, rejectedBy } from '../../support/failure.js';
 

@@ -1,5 +1,4 @@
-import type { Output } from '../../ui/output.js';
-import type { ProfileStore, WriteIntent } from '../../store/profile-store.js';
+import type { ProfileStore, WriteIntent } from '../store/profile-store.js';
 
 /** Options of the commands that store credentials (login, client-credentials). */
 export interface StorageOptions {
@@ -18,7 +17,7 @@ export async function prepareStoring(
   options: StorageOptions,
   store: ProfileStore,
   profileName: string,
-  out: Output,
+  out: { warn(line: string): void; instruct(line: string): void },
 ): Promise<WriteIntent> {
   const insecureStorage = options.insecureStorage === true;
   await store.assertCanStore(profileName, { insecureStorage });
