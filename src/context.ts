@@ -119,15 +119,29 @@ export interface ProcessLike {
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 }
 
+/** A Writer that drops everything: not a terminal, nothing to flush. */
+const SILENT_WRITER: Writer = {
+  write: () => undefined,
+  isTTY: false,
+  columns: undefined,
+  flush: () => Promise.resolve(),
+};
+
 /** Builds the real context over `proc`; `signal` is the Ctrl-C signal cli.ts owns, `version` package.json's (User-Agent). */
-export function createContext(proc: ProcessLike, signal: AbortSignal, version = '0.0.0'): AppContext {
+export function createContext(
+  proc: ProcessLike,
+  signal: AbortSignal,
+  version = '0.0.0',
+  options: { isSilent?: boolean } = {},
+): AppContext {
   let output: Promise<Output> | undefined;
   let store: Promise<ProfileStore> | undefined;
   let requestedExitCode: number | undefined;
   const secrets = new SecretScrubber();
   rememberEnvironmentSecrets(secrets, proc.env);
-  const stdout = createFdWriter(1, () => proc.stdout);
-  const stderr = createFdWriter(2, () => proc.stderr);
+  // A program's context (the library) prints nothing: its writers drop what they are given.
+  const stdout = options.isSilent === true ? SILENT_WRITER : createFdWriter(1, () => proc.stdout);
+  const stderr = options.isSilent === true ? SILENT_WRITER : createFdWriter(2, () => proc.stderr);
   return {
     env: proc.env,
     platform: proc.platform,

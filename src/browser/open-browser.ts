@@ -1,4 +1,4 @@
-import { isCi } from '../ui/prompts.js';
+import { isCi } from '../util/ci.js';
 
 /** What became of an attempt to show the authorization URL in a browser. */
 export type BrowserOutcome =
@@ -136,10 +136,7 @@ export function createBrowserLauncher(
         return { isOpened: false, reason };
       }
       try {
-        const { default: open } = await import('open');
-        const child = await withoutSecretsInProcessEnv(() => open(url));
-        child.once('error', () => undefined);
-        child.unref();
+        await openSystemBrowser(url);
         return { isOpened: true, via: 'the system browser' };
       } catch (error) {
         return {
@@ -149,4 +146,16 @@ export function createBrowserLauncher(
       }
     },
   };
+}
+
+/**
+ * Asks the system to open `url` in the default browser (the `open` package, loaded here on first
+ * use: xdg-open, `open`, `start`), without mmauth's secrets in the opener's environment; resolves
+ * once the opener started, not when a browser shows. Throws what `open` throws.
+ */
+export async function openSystemBrowser(url: string): Promise<void> {
+  const { default: open } = await import('open');
+  const child = await withoutSecretsInProcessEnv(() => open(url));
+  child.once('error', () => undefined);
+  child.unref();
 }

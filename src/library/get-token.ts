@@ -48,7 +48,7 @@ export interface TokenOptions {
 }
 
 /** The public form of a stored token: immutable, without anything secret but the access token. */
-function toToken(
+export function toToken(
   stored: StoredToken | undefined,
   accessToken: string,
   profile: string,

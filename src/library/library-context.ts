@@ -30,5 +30,12 @@ export function createLibraryContext(overrides: NodeJS.ProcessEnv, signal: Abort
   const env = { ...process.env, ...overrides, CI: 'true' };
   const stdin = Object.assign(new PassThrough(), { isTTY: false as const });
   stdin.end();
-  return createContext({ env, platform: process.platform, stdin, stdout: silent(), stderr: silent() }, signal, VERSION);
+  return createContext(
+    { env, platform: process.platform, stdin, stdout: silent(), stderr: silent() },
+    signal,
+    VERSION,
+    {
+      isSilent: true,
+    },
+  );
 }

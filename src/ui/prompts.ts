@@ -1,5 +1,6 @@
 import { MmauthError } from '../errors.js';
 import { isTerminalFd } from './fd-writer.js';
+import { isCi } from '../util/ci.js';
 
 /** Streams and environment a prompt needs to decide whether it may ask. */
 export interface PromptEnvironment {
@@ -37,11 +38,7 @@ function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1);
 }
 
-/** Whether CI is set the way CI systems set it (`CI=true`, `CI=1`). */
-export function isCi(env: NodeJS.ProcessEnv): boolean {
-  const ci = (env.CI ?? '').toLowerCase();
-  return ci !== '' && ci !== 'false' && ci !== '0';
-}
+export { isCi };
 
 /** Creates the Prompter over the given streams; @inquirer/* load only when a prompt is shown. */
 export function createPrompter(io: PromptEnvironment): Prompter {

@@ -70,7 +70,7 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   context: ['browser', 'errors', 'http', 'oauth', 'store', 'ui', 'util'],
   grant: ['context', 'errors', 'http', 'oauth', 'store', 'util'],
   ui: ['errors', 'grant/end-grant', 'loopback', 'store', 'util'],
-  browser: ['errors', 'ui', 'util'],
+  browser: ['errors', 'util'],
   demo: ['emulator', 'ui'],
   oauth: ['errors', 'http', 'util'],
   http: ['errors', 'util'],

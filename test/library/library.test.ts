@@ -2,13 +2,14 @@
  * mmauth as a library (issue 32): getToken and createTokenSource against the real emulator, in
  * process, beside spawned `mmauth` binaries sharing the same config directory.
  */
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it, onTestFinished } from 'vitest';
-import { createTokenSource, getToken, LoginRequiredError, MmauthError } from '../../src/index.js';
+import { createTokenSource, getToken, login, LoginRequiredError, logout, MmauthError } from '../../src/index.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, startTestEmulator, refreshGrants } from '../support/emulator.js';
 import { inS, storedToken, writeProfiles } from '../support/profiles.js';
@@ -333,5 +334,81 @@ describe('a signal stops the wait, never the renewal', () => {
       });
       expect(answer.status).toBe(400);
     }
+  });
+});
+
+describe('login() and logout()', () => {
+  /** An opener as a program would pass one: the headless user agent the demo uses, started on the URL. */
+  function headlessOpener(opened: string[]): (url: string) => Promise<void> {
+    return async (url) => {
+      opened.push(url);
+      const [command = '', ...args] = HEADLESS_BROWSER.split(' ');
+      const child = spawn(command, [...args, url], { stdio: 'ignore' });
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', () => resolve());
+        child.once('error', reject);
+      });
+    };
+  }
+
+  it('signs in through the browser opener, stores the grant as the CLI does (`mmauth token` prints the same token), and logout() ends it (token info refuses it)', async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5', autoApprove: true });
+    const configDir = makeConfigDir();
+    const env = { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CREDENTIAL_STORE: 'file' };
+    const opened: string[] = [];
+    const token = await login({
+      env,
+      baseUrl: emulator.baseUrl,
+      clientId: emulator.client.clientId,
+      clientSecret: emulator.client.clientSecret,
+      openBrowser: headlessOpener(opened),
+    });
+    // The opener got the listener's one-time start address, never the authorization URL with state.
+    expect(opened).toHaveLength(1);
+    expect(opened[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    expect(opened[0]).not.toMatch(/state=|code_challenge/);
+    expect(token).toMatchObject({ profile: 'default', baseUrl: emulator.baseUrl, tokenType: 'Bearer' });
+    const cli = await runCli(['token'], { env });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toBe(`${token.accessToken}\n`);
+    expect(stored(configDir).client_secret).toBe(emulator.client.clientSecret);
+    const ended = await logout({ env });
+    expect(ended).toMatchObject({ profile: 'default', loggedOut: true, revoked: true, confirmed: true });
+    const info = await fetch(`${emulator.baseUrl}/oauth2/token/info`, {
+      headers: { authorization: `Bearer ${token.accessToken}` },
+    });
+    expect(info.status).toBe(401);
+    expect(stored(configDir).token).toBeUndefined();
+  });
+
+  it('a confidential client without a secret fails before any browser opens: client_secret_required', async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5', autoApprove: true });
+    const opened: string[] = [];
+    const failure = await login({
+      env: { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_CLIENT_SECRET: '' },
+      baseUrl: emulator.baseUrl,
+      clientId: emulator.client.clientId,
+      openBrowser: headlessOpener(opened),
+    }).then(
+      () => undefined,
+      (thrown: unknown) => thrown as MmauthError,
+    );
+    expect(failure).toBeInstanceOf(MmauthError);
+    expect(failure?.code).toBe('client_secret_required');
+    expect(failure?.hint ?? '').not.toMatch(/--client-secret/);
+    expect(opened).toEqual([]);
+    expect(emulator.requests.filter((request) => request.url.startsWith('/oauth2/authorize'))).toHaveLength(0);
+  });
+
+  it('the public client signs in without a secret', async () => {
+    const emulator = await startTestEmulator({ flavor: 'doorkeeper5', autoApprove: true });
+    const env = { MMAUTH_CONFIG_DIR: makeConfigDir(), MMAUTH_CLIENT_SECRET: '' };
+    const token = await login({
+      env,
+      baseUrl: emulator.baseUrl,
+      clientId: emulator.publicClient.clientId,
+      openBrowser: headlessOpener([]),
+    });
+    expect((await getToken({ env })).accessToken).toBe(token.accessToken);
   });
 });

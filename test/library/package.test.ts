@@ -69,11 +69,11 @@ beforeAll(() => {
 
 /** Runs `node file` in the consumer project with `env` (asynchronously: the emulator answers from this process). */
 function runInProject(
-  file: string,
+  file: string | string[],
   env: Record<string, string>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [file], {
+    const child = spawn(process.execPath, typeof file === 'string' ? [file] : file, {
       cwd: project,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     });
@@ -87,6 +87,15 @@ function runInProject(
       resolvePromise({ code, stdout, stderr });
     });
   });
+}
+
+/** `node file args…` in the consumer project (runInProject with arguments). */
+function runInProjectWithArgs(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runInProject([file, ...args], env);
 }
 
 async function signedIn() {
@@ -131,6 +140,62 @@ describe('the packed library in a fresh project', () => {
     });
     expect(loggedOut.code).toBe(4);
     expect(loggedOut.stderr).toContain('run `mmauth login`');
+  });
+});
+
+describe('login() and logout() from the packed library', () => {
+  it("docs/examples/login.mjs: signs in through a BROWSER-style user agent, `mmauth token` then prints the same token, logout ends it (token info refuses it); nothing printed but the example's own lines", async () => {
+    const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5' });
+    const configDir = makeConfigDir();
+    const env = {
+      MMAUTH_CONFIG_DIR: configDir,
+      MMAUTH_CREDENTIAL_STORE: 'file',
+      MMAUTH_BASE_URL: emulator.baseUrl,
+      MMAUTH_CLIENT_ID: emulator.client.clientId,
+      MMAUTH_CLIENT_SECRET: emulator.client.clientSecret,
+      BROWSER: HEADLESS_BROWSER,
+    };
+    const signedIn = await runInProject('login.mjs', env);
+    expect(signedIn.code, signedIn.stderr).toBe(0);
+    expect(signedIn.stderr).toBe('');
+    const lines = signedIn.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const document = JSON.parse(lines[0] ?? '') as { signedIn: string; baseUrl: string; accessToken: string };
+    expect(document).toMatchObject({ signedIn: 'default', baseUrl: emulator.baseUrl });
+    const cli = await runCli(['token'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toBe(`${document.accessToken}\n`);
+    // Again with --logout: a new grant replaces the first (ended), then logout() ends the new one.
+    const again = await runInProject('login.mjs', env);
+    expect(again.code, again.stderr).toBe(0);
+    const second = JSON.parse(again.stdout.trim()) as { accessToken: string };
+    const ended = await runInProjectWithArgs('login.mjs', ['--logout'], env);
+    expect(ended.code, ended.stderr).toBe(0);
+    const [third, result] = ended.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(result).toEqual({ revoked: true, confirmed: true });
+    for (const accessToken of [document.accessToken, second.accessToken, third?.accessToken as string]) {
+      const info = await fetch(`${emulator.baseUrl}/oauth2/token/info`, {
+        headers: { authorization: `Bearer ${accessToken}` },
+      });
+      expect(info.status).toBe(401);
+    }
+    expect(emulator.state.liveTokens().filter((token) => token.grant !== 'personal')).toEqual([]);
+  });
+
+  it('a confidential client without a secret fails before any browser opens (client_secret_required, exit code 2)', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5' });
+    const result = await runInProject('login.mjs', {
+      MMAUTH_CONFIG_DIR: makeConfigDir(),
+      MMAUTH_BASE_URL: emulator.baseUrl,
+      MMAUTH_CLIENT_ID: emulator.client.clientId,
+      BROWSER: HEADLESS_BROWSER,
+    });
+    expect(result.stderr).toMatch(/^client_secret_required: /);
+    expect(result.code).toBe(2);
+    expect(emulator.requests.filter((request) => request.url.startsWith('/oauth2/authorize'))).toEqual([]);
   });
 });
 
