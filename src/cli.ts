@@ -1,5 +1,7 @@
 import { CommanderError } from '@commander-js/extra-typings';
 import { createContext, type AppContext } from './context.js';
+import { chalkColours } from './ui/colours.js';
+import { createPrompter } from './ui/prompts.js';
 import { MmauthError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import { describeFailure, type FailureContext, type FailureReport } from './failure/failure-report.js';
@@ -111,7 +113,7 @@ export async function main(argv: string[], version: string): Promise<never> {
   });
   const launcher = process.argv[1];
   const ctx: AppContext = Object.assign(
-    createContext(process, interrupt.signal, version),
+    createContext(process, interrupt.signal, version, { prompter: createPrompter(process), colours: chalkColours }),
     launcher === undefined ? {} : { selfCommand: [process.execPath, ...process.execArgv, launcher] },
   );
   const run: FailedRun = { command: undefined, options: {} };

@@ -9,8 +9,9 @@ import type { StreamedResponse, StreamRequest } from './http/stream-request.js';
 import type { AuthorizationRandomness } from './oauth/authorization-code.js';
 import { openProfileStore, type CredentialStoreSetting, type ProfileStore } from './store/profile-store.js';
 import { createFdWriter, type Writer } from './ui/fd-writer.js';
-import { createOutput, type Output } from './ui/output.js';
-import { createPrompter, type Prompter } from './ui/prompts.js';
+import { createOutput, type Output, type Paint } from './ui/output.js';
+import type { Prompter } from './ui/prompts.js';
+import { NO_PROMPTS } from './ui/no-prompts.js';
 import { sanitizeForTerminal } from './ui/sanitize.js';
 import { readCappedBody } from './util/read-capped-body.js';
 
@@ -67,6 +68,15 @@ export interface AppContext {
   selfCommand?: readonly string[];
 }
 
+/**
+ * The client secret the environment gives (MMAUTH_CLIENT_SECRET, trimmed; undefined when unset or
+ * blank): the one variable the layers below the commands consult, through here.
+ */
+export function environmentClientSecret(env: NodeJS.ProcessEnv): string | undefined {
+  const value = env.MMAUTH_CLIENT_SECRET?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
 /** Remembers every secret a profile holds in `secrets` (client secret, tokens, verifier, the chain). */
 export function rememberProfileSecrets(secrets: SecretScrubber, profile: Profile | undefined): Profile | undefined {
   if (profile !== undefined) {
@@ -119,6 +129,19 @@ export interface ProcessLike {
   stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
 }
 
+/**
+ * What the command line adds to a context, and a program's run never has: its prompts, its
+ * colours (both load command-line packages), or silence (the library prints nothing).
+ */
+export interface ContextOptions {
+  /** Writes nothing at all (the library). */
+  isSilent?: boolean;
+  /** Asks on the terminal (ui/prompts.ts); default: never prompts (NO_PROMPTS). */
+  prompter?: Prompter;
+  /** Colours for a terminal (ui/colours.ts); default: none. */
+  colours?: () => Promise<Paint>;
+}
+
 /** A Writer that drops everything: not a terminal, nothing to flush. */
 const SILENT_WRITER: Writer = {
   write: () => undefined,
@@ -132,13 +155,13 @@ export function createContext(
   proc: ProcessLike,
   signal: AbortSignal,
   version = '0.0.0',
-  options: { isSilent?: boolean } = {},
+  options: ContextOptions = {},
 ): AppContext {
   let output: Promise<Output> | undefined;
   let store: Promise<ProfileStore> | undefined;
   let requestedExitCode: number | undefined;
   const secrets = new SecretScrubber();
-  rememberEnvironmentSecrets(secrets, proc.env);
+  rememberEnvironmentSecrets(secrets, proc.env, ['MMAUTH_CLIENT_SECRET', 'MMAUTH_TOKEN']);
   // A program's context (the library) prints nothing: its writers drop what they are given.
   const stdout = options.isSilent === true ? SILENT_WRITER : createFdWriter(1, () => proc.stdout);
   const stderr = options.isSilent === true ? SILENT_WRITER : createFdWriter(2, () => proc.stderr);
@@ -161,8 +184,9 @@ export function createContext(
       return requestedExitCode;
     },
     secrets,
-    output: () => (output ??= createOutput({ stdout, stderr }, proc.env, (text) => secrets.scrub(text))),
-    prompter: createPrompter(proc),
+    output: () =>
+      (output ??= createOutput({ stdout, stderr }, proc.env, (text) => secrets.scrub(text), options.colours)),
+    prompter: options.prompter ?? NO_PROMPTS,
     openStore: () =>
       (store ??= (async () =>
         rememberingStore(

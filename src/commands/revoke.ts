@@ -5,7 +5,7 @@ import { profileFlag } from '../settings/next-step.js';
 import { selectAccessToken } from '../token/access-token.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './options.js';
 import { endGrant, revokeAndConfirm } from '../grant/end-grant.js';
-import { grantEndFields, reportGrantEnd } from '../ui/grant-end-report.js';
+import { grantEndFields, reportGrantEnd } from '../signin/grant-end-report.js';
 import { resolveGrantTarget } from '../settings/grant-target.js';
 import { resolveTarget } from '../settings/target.js';
 

@@ -1,4 +1,4 @@
-import type { AppContext } from '../context.js';
+import { environmentClientSecret, type AppContext } from '../context.js';
 import { hasErrorCode, MmauthError } from '../errors.js';
 import { endpointsFor } from '../oauth/server-metadata.js';
 import type { TokenResponse } from '../oauth/parse.js';
@@ -19,17 +19,12 @@ export { isFresh } from './freshness.js';
 /** How a profile's token renews: with its refresh token, by a new client credentials grant, or not at all. */
 export type RenewalKind = 'refresh_token' | 'client_credentials' | 'none';
 
-/** A non-empty setting, trimmed; undefined for none. */
-function given(value: string | undefined): string | undefined {
-  return value !== undefined && value.trim() !== '' ? value.trim() : undefined;
-}
-
 /**
- * The client secret renewal may use: MMAUTH_CLIENT_SECRET, else the stored one when it belongs to
+ * The client secret renewal may use: the environment's (environmentClientSecret), else the stored one when it belongs to
  * the profile's client (never a flag or a prompt; the project's rules).
  */
 function renewalSecret(profile: Profile, env: NodeJS.ProcessEnv): string | undefined {
-  return given(env.MMAUTH_CLIENT_SECRET) ?? (isSecretForClient(profile) ? profile.clientSecret : undefined);
+  return environmentClientSecret(env) ?? (isSecretForClient(profile) ? profile.clientSecret : undefined);
 }
 
 /**
@@ -42,7 +37,7 @@ export function renewalOf(profile: Profile | ListedProfile, env: NodeJS.ProcessE
     ? profile.token?.hasRefreshToken === true
     : profile.token?.refreshToken !== undefined;
   const hasStoredSecret = isListed ? profile.hasClientSecret : profile.clientSecret !== undefined;
-  const hasSecret = hasStoredSecret || given(env.MMAUTH_CLIENT_SECRET) !== undefined;
+  const hasSecret = hasStoredSecret || environmentClientSecret(env) !== undefined;
   if (hasRefreshToken && profile.clientId !== undefined) return 'refresh_token';
   if (profile.token?.grant === 'client_credentials' && profile.clientId !== undefined && hasSecret) {
     return 'client_credentials';

@@ -4,12 +4,16 @@ import type { SecretScrubber } from './redact.js';
 const PROXY_VARIABLES = ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy'];
 
 /**
- * Remembers the secrets the environment holds (MMAUTH_CLIENT_SECRET, MMAUTH_TOKEN, a proxy URL's
- * password and whole userinfo), so that no message, hint, JSON error or trace prints them.
+ * Remembers the secrets the environment holds (the variables named in `secretVariables`, whose
+ * values are secrets, and a proxy URL's password and whole userinfo), so that no message, hint,
+ * JSON error or trace prints them.
  */
-export function rememberEnvironmentSecrets(scrubber: SecretScrubber, env: NodeJS.ProcessEnv): void {
-  scrubber.remember(env.MMAUTH_CLIENT_SECRET?.trim());
-  scrubber.remember(env.MMAUTH_TOKEN?.trim());
+export function rememberEnvironmentSecrets(
+  scrubber: SecretScrubber,
+  env: NodeJS.ProcessEnv,
+  secretVariables: readonly string[],
+): void {
+  for (const name of secretVariables) scrubber.remember(env[name]?.trim());
   for (const name of PROXY_VARIABLES) {
     const value = env[name];
     if (value === undefined || !value.includes('@')) continue;

@@ -145,14 +145,14 @@ export async function startApiProxy(
     }
     if (!target.startsWith('/')) return refuse(res, 400, 'absolute_target', 'send a path, not an absolute URL');
     if (options.allowMethods !== undefined && !options.allowMethods.has(method)) {
-      return refuse(res, 403, 'method_not_allowed', `${method} is not allowed (--allow-methods)`);
+      return refuse(res, 403, 'method_not_allowed', `${method} is not among the methods this proxy allows`);
     }
     const path = target.split('?')[0] ?? '/';
     if (isAmbiguousPath(path)) {
       return refuse(res, 400, 'ambiguous_path', 'send a path without dot segments or backslashes');
     }
     if (!isAllowedPath(path, options.allowPaths)) {
-      return refuse(res, 403, 'path_not_allowed', `${path} is not allowed (--allow-paths)`);
+      return refuse(res, 403, 'path_not_allowed', `${path} is under none of the paths this proxy allows`);
     }
     const length = Number(req.headers['content-length'] ?? (req.headers['transfer-encoding'] ? NaN : 0));
     if (length !== 0 && BODILESS_METHODS.has(method.toUpperCase())) {
@@ -168,7 +168,7 @@ export async function startApiProxy(
     const override =
       options.allowMethods === undefined ? undefined : methodOverride(req.headers, body, options.allowMethods);
     if (override !== undefined)
-      return refuse(res, 403, 'method_not_allowed', `${override} is not allowed (--allow-methods)`);
+      return refuse(res, 403, 'method_not_allowed', `${override} is not among the methods this proxy allows`);
     // The upstream framing is the proxy's own: the buffered body's length, else chunks it writes (P8).
     const framing: Record<string, string> =
       body === undefined

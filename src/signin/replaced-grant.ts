@@ -6,7 +6,7 @@ import { bindingOf, isSameBinding } from '../store/secrets.js';
 import { endpointsFor } from '../oauth/server-metadata.js';
 import type { Profile, StoredToken } from '../store/profile.js';
 import type { ProfileStore, WriteIntent } from '../store/profile-store.js';
-import { grantEndFields, grantEndSentence } from '../ui/grant-end-report.js';
+import { grantEndFields, grantEndSentence } from './grant-end-report.js';
 import { traceFor } from '../settings/settings.js';
 
 /** `replaced` of login's and client-credentials' JSON: null when nothing was replaced. */

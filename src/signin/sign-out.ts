@@ -6,7 +6,7 @@ import { nextStep } from '../settings/next-step.js';
 import type { ClientOptions } from '../settings/setting-options.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { endGrant, type GrantEnd } from '../grant/end-grant.js';
-import { grantEndFields, reportGrantEnd } from '../ui/grant-end-report.js';
+import { grantEndFields, reportGrantEnd } from './grant-end-report.js';
 import { resolveGrantTarget } from '../settings/grant-target.js';
 import { openLocalTarget, requireProfile, resolveTarget, type LocalTarget } from '../settings/target.js';
 import { revokeReplacedTokens } from '../grant/replaced-tokens.js';

@@ -53,7 +53,7 @@ export interface Output {
   readonly hasPrintedJson: boolean;
 }
 
-interface Paint {
+export interface Paint {
   green(text: string): string;
   yellow(text: string): string;
   red(text: string): string;
@@ -64,23 +64,20 @@ interface Paint {
 const plain: Paint = { green: (t) => t, yellow: (t) => t, red: (t) => t, dim: (t) => t, bold: (t) => t };
 
 /**
- * Creates the Output. Colour only when stderr is a TTY and NO_COLOR is unset or empty
- * (no-color.org); chalk is imported only then, so non-interactive runs never load it. `scrub`
- * removes the run's known secrets from every line for people.
+ * Creates the Output. Colour only when stderr is a TTY, NO_COLOR is unset or empty
+ * (no-color.org), and `colours` is given (the command line's: ui/colours.ts, chalk loaded only
+ * then, so non-interactive runs and programs never load it). `scrub` removes the run's known
+ * secrets from every line for people.
  */
 export async function createOutput(
   streams: OutputStreams,
   env: NodeJS.ProcessEnv,
   scrub: (text: string) => string = (text) => text,
+  colours?: () => Promise<Paint>,
 ): Promise<Output> {
   const isTerminal = streams.stderr.isTTY === true;
-  const isColour = isTerminal && (env.NO_COLOR ?? '') === '';
-  let paint = plain;
-  if (isColour) {
-    const { Chalk, supportsColorStderr } = await import('chalk');
-    const chalk = new Chalk({ level: supportsColorStderr === false ? 1 : supportsColorStderr.level });
-    paint = chalk;
-  }
+  const isColour = isTerminal && (env.NO_COLOR ?? '') === '' && colours !== undefined;
+  const paint = isColour ? await colours() : plain;
   const err = (line: string) => streams.stderr.write(`${line}\n`);
   let hasPrintedJson = false;
   let isJsonRun = false;

@@ -3,7 +3,8 @@
  * which, which npm packages each layer may load, and that the layers below the commands neither
  * choose exit codes nor name a flag or an environment variable in an error.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -23,7 +24,7 @@ import {
  * line is cli, program, commands and failure; everything else is the core the library runs on.
  */
 const ALLOWED_LAYERS: Record<string, readonly string[]> = {
-  cli: ['commands', 'context', 'errors', 'exit-codes', 'failure', 'program', 'settings'],
+  cli: ['commands', 'context', 'errors', 'exit-codes', 'failure', 'program', 'settings', 'ui'],
   program: ['commands', 'context'],
   commands: [
     'agent',
@@ -69,7 +70,7 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   'exit-codes': [],
   context: ['browser', 'errors', 'http', 'oauth', 'store', 'ui', 'util'],
   grant: ['context', 'errors', 'http', 'oauth', 'store', 'util'],
-  ui: ['errors', 'grant/end-grant', 'loopback', 'store', 'util'],
+  ui: ['errors', 'loopback', 'store', 'util'],
   browser: ['errors', 'util'],
   demo: ['emulator', 'ui'],
   oauth: ['errors', 'http', 'util'],
@@ -115,9 +116,27 @@ function isAllowedTarget(layer: string, target: string): boolean {
   return (ALLOWED_LAYERS[layer] ?? []).some((allowed) => allowed === targetLayer || target === allowed);
 }
 
+/** `text` without its comments (block and line), so that only code and strings are judged. */
+function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+}
+
 /** What a lower-layer file does that only the command layer may: exit codes, hints, flag or variable names. */
-function lowerLayerViolations(text: string): string[] {
+function lowerLayerViolations(source: string): string[] {
   const found: string[] = [];
+  const text = withoutComments(source);
+  // The environment's MMAUTH_* variables are read above (settings, context), never here.
+  for (const read of text.matchAll(/\bMMAUTH_[A-Z_]+/g)) found.push(`reads or names ${read[0]}`);
+  // No flag named in any string (a message, a refusal): the command layer words those.
+  for (const literal of text.matchAll(/(['"`])((?:\\.|(?!\1)[^\\])*?)\1/g)) {
+    const flag = /(?:^|[\s(])--[a-z][a-z-]+/.exec(literal[2] ?? '');
+    if (
+      flag !== null &&
+      !/setFlagsFromString/.test(text.slice(Math.max(0, (literal.index ?? 0) - 40), literal.index))
+    ) {
+      found.push(`a string names a flag: ${flag[0].trim()}`);
+    }
+  }
   if (/ExitCode|exitCode|\bhint\s*:/.test(text)) found.push('chooses an exit code or a hint');
   for (const call of text.matchAll(/new MmauthError\(([\s\S]*?)\);/g)) {
     const args = call[1] ?? '';
@@ -126,6 +145,42 @@ function lowerLayerViolations(text: string): string[] {
     }
   }
   return found;
+}
+
+/**
+ * The command-line packages a program importing `entry` could ever load, through any import that
+ * runs (static or `import()`, type-only ones excepted): `open` is allowed behind an `import()` only.
+ */
+function libraryPackageViolations(entry: string, sources: readonly string[]): string[] {
+  const reachable = reachableFrom(
+    entry,
+    importGraph(sources, (edge) => !edge.isTypeOnly),
+  );
+  return [...reachable].flatMap((file) =>
+    importEdgesOf(readFileSync(file, 'utf8'))
+      .filter((edge) => !edge.isTypeOnly && resolveImport(file, edge.specifier) === undefined)
+      .filter((edge) => isCommandLinePackage(edge.specifier) && !(edge.specifier === 'open' && !edge.isStatic))
+      .map((edge) => `${relative(SRC, file)} → ${edge.specifier}`),
+  );
+}
+
+/** A planted library: an entry reaching a file that loads chalk and inquirer lazily, and `open` statically. */
+function plantedLibraryViolations(): string[] {
+  const dir = mkdtempSync(join(tmpdir(), 'mmauth-planted-'));
+  try {
+    writeFileSync(
+      join(dir, 'entry.ts'),
+      "import open from 'open';\nimport { ui } from './ui.js';\nexport { open, ui };\n",
+    );
+    writeFileSync(
+      join(dir, 'ui.ts'),
+      "export const ui = () => Promise.all([import('chalk'), import('@inquirer/input'), import('open')]);\n",
+    );
+    const planted = [join(dir, 'entry.ts'), join(dir, 'ui.ts')];
+    return libraryPackageViolations(planted[0] ?? '', planted).map((line) => line.replace(/^[^ ]*\//, ''));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const files = sourceFiles(SRC);
@@ -194,6 +249,10 @@ describe('import rules (ARCHITECTURE.md)', () => {
     expect(packages.filter((line) => isCommandLinePackage(line.split(' → ')[1] ?? ''))).toEqual([]);
   });
 
+  it("the library entry reaches no command-line package even behind import() (open alone, loaded lazily by login()'s default opener)", () => {
+    expect(libraryPackageViolations(join(SRC, 'index.ts'), files)).toEqual([]);
+  });
+
   it('each check fails on a planted violation', () => {
     const a = join(SRC, 'a.ts');
     const b = join(SRC, 'b.ts');
@@ -209,6 +268,16 @@ describe('import rules (ARCHITECTURE.md)', () => {
     expect(isCommandLinePackage('undici')).toBe(false);
     expect(isAllowedTarget('library', 'commands/options')).toBe(false);
     expect(isAllowedTarget('token', 'failure/failure-report')).toBe(false);
+    expect(lowerLayerViolations('const secret = env.MMAUTH_CLIENT_SECRET;')).toEqual([
+      'reads or names MMAUTH_CLIENT_SECRET',
+    ]);
+    expect(lowerLayerViolations("refuse(res, 403, 'x', `${m} is not allowed (--allow-methods)`);")).toEqual([
+      'a string names a flag: (--allow-methods',
+    ]);
+    expect(lowerLayerViolations('// a comment may name --allow-methods and MMAUTH_TOKEN\nconst a = 1;')).toEqual([]);
+    expect(plantedLibraryViolations().sort()).toEqual(['entry.ts → open', 'ui.ts → @inquirer/input', 'ui.ts → chalk']);
+    expect(isAllowedTarget('ui', 'grant/end-grant')).toBe(false);
+    expect(isAllowedTarget('browser', 'ui/prompts')).toBe(false);
     expect(importEdgesOf("import type { A } from './a.js';\nconst m = await import('./b.js');")).toEqual([
       { specifier: './a.js', isStatic: true, isTypeOnly: true },
       { specifier: './b.js', isStatic: false, isTypeOnly: false },
@@ -217,8 +286,8 @@ describe('import rules (ARCHITECTURE.md)', () => {
     expect(isAllowedTarget('store', 'oauth/parse')).toBe(false);
     expect(isAllowedTarget('store', 'oauth/wire')).toBe(true);
     expect(importsOf("import x from './a.js';\nconst y = await import('../b.js');")).toEqual(['./a.js', '../b.js']);
-    expect(lowerLayerViolations("throw new MmauthError('x', 'pass --base-url');")).toHaveLength(1);
-    expect(lowerLayerViolations("throw new MmauthError('x', 'set MMAUTH_TOKEN');")).toHaveLength(1);
+    expect(lowerLayerViolations("throw new MmauthError('x', 'pass --base-url');")).not.toEqual([]);
+    expect(lowerLayerViolations("throw new MmauthError('x', 'set MMAUTH_TOKEN');")).not.toEqual([]);
     expect(lowerLayerViolations("new MmauthError('x', 'y', { hint: 'z' });")).toHaveLength(1);
     expect(lowerLayerViolations("throw new MmauthError('connection_failed', 'refused');")).toEqual([]);
   });

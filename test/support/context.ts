@@ -147,7 +147,7 @@ export function createTestContext(options: TestContextOptions = {}): TestContext
   let output: Promise<Output> | undefined;
   let store: Promise<ProfileStore> | undefined;
   const secrets = new SecretScrubber();
-  rememberEnvironmentSecrets(secrets, env);
+  rememberEnvironmentSecrets(secrets, env, ['MMAUTH_CLIENT_SECRET', 'MMAUTH_TOKEN']);
   let requestedExitCode: number | undefined;
   const keyring = options.keyring;
   const openStore = () =>

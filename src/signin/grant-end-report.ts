@@ -1,6 +1,6 @@
 import type { GrantEnd } from '../grant/end-grant.js';
-import type { Output } from './output.js';
-import { maskToken } from './format.js';
+import type { Output } from '../ui/output.js';
+import { maskToken } from '../ui/format.js';
 
 /** The JSON fields every command that ends a grant reports. */
 export interface GrantEndFields {
