@@ -32,10 +32,7 @@ function uidIn(text: string, clientEnd: string, serverEnd: string): number | und
  * does not say. Reads /proc/net/tcp (then tcp6) in 64 KiB chunks and stops at the match: the kernel
  * writes the table as it is read, one line per socket (about 7 ms for 1,200 sockets whole).
  */
-export function peerUid(
-  socket: Pick<Socket, 'localPort' | 'remotePort'>,
-  read: TableReader = readProcNet,
-): number | undefined {
+export function peerUid(socket: Pick<Socket, 'localPort' | 'remotePort'>, read = readProcNet): number | undefined {
   const { localPort, remotePort } = socket;
   if (localPort === undefined || remotePort === undefined) return undefined;
   const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
@@ -78,49 +75,6 @@ function readProcNet<T>(path: string, find: (text: string) => T | undefined): T 
   }
 }
 
-/** How a table is read: `find` is given its text (whole lines), and its answer returned. */
-export type TableReader = <T>(path: string, find: (text: string) => T | undefined) => T | undefined;
-
-/**
- * `read`, at most once per table per turn of the event loop: every connection accepted in one turn
- * is judged from the same copy, so a flood of connections (another user's churn) costs one table
- * read per turn, not one per connection (attacks P20, N22). A socket the copy does not list (one
- * accepted after it was read) gets the table as it is now.
- */
-export function oncePerTurn(read: TableReader): TableReader {
-  let copies: Map<string, string | undefined> | undefined;
-  const whole = (path: string) => read(path, (text) => text) ?? undefined;
-  return <T>(path: string, find: (text: string) => T | undefined): T | undefined => {
-    if (copies === undefined) {
-      copies = new Map();
-      setImmediate(() => {
-        copies = undefined;
-      });
-    }
-    if (!copies.has(path)) copies.set(path, whole(path));
-    const copy = copies.get(path);
-    const found = copy === undefined ? undefined : find(copy);
-    if (found !== undefined) return found;
-    const now = whole(path);
-    copies.set(path, now);
-    return now === undefined ? undefined : find(now);
-  };
-}
-
-/** The whole of a /proc table, as readProcNet reads it, for oncePerTurn. */
-const readWholeProcNet: TableReader = <T>(path: string, find: (text: string) => T | undefined) => {
-  let all = '';
-  // readProcNet gives each chunk's whole lines in turn (never answered here: it reads to the end).
-  readProcNet(path, (lines) => {
-    all += lines;
-    return undefined;
-  });
-  return all === '' ? undefined : find(all);
-};
-
-/** The socket tables of this process, read once per turn (oncePerTurn). */
-const turnTables = oncePerTurn(readWholeProcNet);
-
 /** Whether the kernel lists sockets here (Linux's /proc/net/tcp can be opened). */
 function hasSocketTable(): boolean {
   try {
@@ -136,10 +90,7 @@ function hasSocketTable(): boolean {
  * Where the kernel does not list sockets (not Linux), every peer passes: the listeners' other
  * defences (the start address's cookie, state, Host checks) then stand alone.
  */
-export function isOwnUserPeer(
-  socket: Pick<Socket, 'localPort' | 'remotePort'>,
-  read: TableReader = turnTables,
-): boolean {
+export function isOwnUserPeer(socket: Pick<Socket, 'localPort' | 'remotePort'>, read = readProcNet): boolean {
   if (typeof process.getuid !== 'function') return true;
   const owner = peerUid(socket, read);
   if (owner === undefined) return !hasSocketTable();
