@@ -110,7 +110,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
     return runExecProxied(program, args, options, ctx, sandbox);
   }
   const [{ createTokenFile }, { keepProfileToken }] = await Promise.all([
-    import('./exec/token-file.js'),
+    import('../exec/token-file.js'),
     import('../token/profile-token.js'),
   ]);
   // The file is made once the first token is known (the keeper's, should it have renewed already).
@@ -183,9 +183,9 @@ async function runChild(
 ): Promise<number> {
   const [{ spawn }, { startWatchdog }] = await Promise.all([
     import('node:child_process'),
-    import('./exec/watchdog.js'),
+    import('../exec/watchdog.js'),
   ]);
-  const sandboxRun = sandbox === undefined ? undefined : await import('./exec/sandbox-run.js');
+  const sandboxRun = sandbox === undefined ? undefined : await import('../exec/sandbox-run.js');
   // While the child runs, signals are its: the process's own Ctrl-C handling steps aside.
   const saved = process.listeners('SIGINT');
   process.removeAllListeners('SIGINT');

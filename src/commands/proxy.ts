@@ -46,7 +46,7 @@ export async function startProfileProxy(options: ProxyOptions, ctx: AppContext, 
   const [{ keepProfileToken }, { startApiProxy }, { createPrivateDir }] = await Promise.all([
     import('../token/profile-token.js'),
     import('../loopback/api-proxy.js'),
-    import('./exec/token-file.js'),
+    import('../exec/token-file.js'),
   ]);
   const { keeper, baseUrl, first } = await keepProfileToken(options, ctx, out, () => undefined);
   if (baseUrl === undefined) throw new MmauthError('no_base_url', 'the proxy needs the profile to have a base URL');

@@ -32,6 +32,7 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
     'context',
     'emulator',
     'errors',
+    'exec',
     'exit-codes',
     'failure',
     'grant',
@@ -64,6 +65,8 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   // The sign-in (login and logout below the command line): one flow, its ports for what only a terminal or a program provides.
   signin: ['context', 'errors', 'grant', 'http', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
   token: ['agent', 'context', 'errors', 'grant', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
+  // What `exec` runs a child with: its private token files, the watchdog, bubblewrap's sandbox.
+  exec: ['errors', 'util'],
   // The token agent's protocol, client and server (mmauth agent): what crosses its socket, nothing of the store.
   agent: ['errors', 'loopback/peer-check', 'util'],
   settings: ['context', 'errors', 'grant', 'oauth', 'store', 'util'],

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, lstatSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { MmauthError } from '../../errors.js';
-import { privateParent } from '../exec/token-file.js';
+import { privateParent } from '../../exec/token-file.js';
 
 /**
  * The agent's default socket: `agent-<12 hex of the config directory's path>.sock` in the user's

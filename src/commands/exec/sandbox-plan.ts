@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { AppContext } from '../../context.js';
 import { MmauthError } from '../../errors.js';
 import { defaultConfigDir } from '../../store/profile-store.js';
-import { busSocketPaths, findBwrap, SANDBOX_UNSET_ENV, type SandboxPlan } from './sandbox.js';
+import { busSocketPaths, findBwrap, SANDBOX_UNSET_ENV, type SandboxPlan } from '../../exec/sandbox.js';
 
 /** bubblewrap and what it hides, for `exec --sandbox`. */
 export interface Sandbox {

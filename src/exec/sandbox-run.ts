@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { MmauthError } from '../../errors.js';
+import { MmauthError } from '../errors.js';
 import { bwrapArgs, type SandboxPlan } from './sandbox.js';
 
 /** A command started under bubblewrap: bwrap's process, and the command's own pid once known (for signals). */

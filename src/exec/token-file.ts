@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, lstatSync, mkdtempSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MmauthError } from '../../errors.js';
+import { MmauthError } from '../errors.js';
 
 /** The private directory of one `exec` run and the token file in it. */
 export interface TokenFile {

@@ -1,6 +1,6 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { MmauthError } from '../../errors.js';
+import { MmauthError } from '../errors.js';
 
 /** What the sandbox hides and what it lets through (exec --sandbox; the project's rules). */
 export interface SandboxPlan {
