@@ -1,24 +1,11 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { requestClientCredentialsToken } from '../oauth/client-credentials.js';
-import { DEFAULT_SCOPE } from '../oauth/wire.js';
 import { reportToken } from '../ui/token-report.js';
-import { endReplacedGrant, storeNewGrant, type ReplacedJson } from '../signin/replaced-grant.js';
-import { prepareStoring, type StorageOptions } from '../signin/credential-storage.js';
-import { withClientOptions, withCommonOptions, withStorageOption, type ClientOptions } from './options.js';
-import { assertMayStore, credentialsFor } from '../grant/credential-binding.js';
-import { chooseScope, requireClientId, resolveClientSecret } from '../settings/settings.js';
-import { resolveTarget } from '../settings/target.js';
-import { toStoredToken } from '../grant/token-record.js';
+import { obtainClientGrant, type ClientGrantOptions } from '../signin/client-credentials.js';
+import { withClientOptions, withCommonOptions, withStorageOption } from './options.js';
 
 /** Options of `mmauth client-credentials`. */
-export interface ClientCredentialsOptions extends ClientOptions, StorageOptions {
-  scope?: string;
-  /** false with --no-save. */
-  save: boolean;
-  /** Replace the profile's token although it is a user token or belongs to another server. */
-  replace?: boolean;
-}
+export type ClientCredentialsOptions = ClientGrantOptions;
 
 /** Registers `mmauth client-credentials`; the logic is runClientCredentials. */
 export function registerClientCredentials(program: Command, ctx: AppContext): void {
@@ -41,53 +28,21 @@ Examples:
 }
 
 /**
- * The client credentials grant (RFC 6749 §4.4; spec §4.2 behaviour 2): asks the token endpoint
- * with the client's id, secret and `scope`; stores base URL, client id, secret, scope and token
- * unless `save` is false; a user's token or another server's is replaced only with `replace`.
- * Nothing is stored on failure. Throws settings, network, malformed-answer
- * and `token_endpoint_error` errors.
+ * `mmauth client-credentials`: the client credentials grant (obtainClientGrant: RFC 6749 §4.4,
+ * stored unless --no-save), reported as `login` does. Throws what obtainClientGrant throws.
  */
 export async function runClientCredentials(options: ClientCredentialsOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const target = await resolveTarget(options, ctx, { getsCredentials: true });
-  const { endpoints, profile, profileName } = target;
-  const clientId = await requireClientId(options.clientId, ctx, profile);
-  const scope = await chooseScope(options.scope, profile, DEFAULT_SCOPE, ctx);
-  if (options.save)
-    assertMayStore(profileName, profile, endpoints.baseUrl, 'client_credentials', options.replace === true);
-  const intent = options.save ? await prepareStoring(options, target.store, profileName, out) : {};
-  const usable = options.replace === true ? credentialsFor(profile, endpoints.baseUrl) : profile;
-  const clientSecret = await resolveClientSecret(options, ctx, { ...target, profile: usable, clientId });
-  const response = await requestClientCredentialsToken(target.server, clientId, clientSecret, scope);
-  const nowMs = ctx.nowMs();
-  const token = toStoredToken(response, 'client_credentials', nowMs, scope);
-  let replaced: ReplacedJson = null;
-  if (options.save) {
-    const former = await storeNewGrant(
-      target.store,
-      profileName,
-      token,
-      () => ({ baseUrl: endpoints.baseUrl, clientId, clientSecret, scope }),
-      nowMs,
-      intent,
-    );
-    replaced = await endReplacedGrant(
-      former,
-      token,
-      { ...options, clientId, clientSecret },
-      ctx,
-      out,
-      endpoints.baseUrl,
-    );
-  }
+  const { token, profileName, baseUrl, replaced } = await obtainClientGrant(options, ctx, out);
   const where = options.save ? ` (stored in profile "${profileName}")` : ' (not stored)';
   reportToken(
     out,
     token,
     profileName,
-    nowMs,
+    // The moment the token was received: its lifetime counts from there.
+    Date.parse(token.obtainedAt),
     options.json === true,
-    `Got a client credentials token from ${endpoints.baseUrl}${where}`,
+    `Got a client credentials token from ${baseUrl}${where}`,
     // Nothing stored: no profile holds this token (and `default` may belong to another client).
     options.save ? { replaced } : { replaced, profile: null },
   );

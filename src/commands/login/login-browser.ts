@@ -84,9 +84,17 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   try {
     const signedIn = await signIn(plan, ports, ctx);
     const headline = `Logged in to ${baseUrl} (profile "${plan.profileName}")${isImplicit ? ' with the implicit flow' : ''}`;
-    reportToken(out, signedIn.token, plan.profileName, ctx.nowMs(), options.json === true, headline, {
-      replaced: signedIn.replaced,
-    });
+    reportToken(
+      out,
+      signedIn.token,
+      plan.profileName,
+      Date.parse(signedIn.token.obtainedAt),
+      options.json === true,
+      headline,
+      {
+        replaced: signedIn.replaced,
+      },
+    );
   } finally {
     view?.stop();
     pasted?.close();

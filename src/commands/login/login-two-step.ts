@@ -91,7 +91,7 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
   }
   const { token, profileName, baseUrl, replaced, resourceOwner } = signedIn;
   const headline = `Logged in to ${baseUrl} (profile "${profileName}")${signedIn.isImplicit ? ' with the implicit flow' : ''}`;
-  reportToken(out, token, profileName, ctx.nowMs(), options.json === true, headline, {
+  reportToken(out, token, profileName, Date.parse(token.obtainedAt), options.json === true, headline, {
     replaced,
     resource_owner_id: resourceOwner,
   });

@@ -45,7 +45,15 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
   });
   const checked = options.verify ? ', checked with token info' : '';
   const headline = `Stored a personal access token for ${stored.baseUrl} (profile "${stored.profileName}")${checked}`;
-  reportToken(out, stored.token, stored.profileName, ctx.nowMs(), options.json === true, headline, {
-    replaced: stored.replaced,
-  });
+  reportToken(
+    out,
+    stored.token,
+    stored.profileName,
+    Date.parse(stored.token.obtainedAt),
+    options.json === true,
+    headline,
+    {
+      replaced: stored.replaced,
+    },
+  );
 }
