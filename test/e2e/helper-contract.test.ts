@@ -36,15 +36,24 @@ function setTimeLeft(configDir: string, leftS: number): void {
   writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
 }
 
+/**
+ * The bound on a `--deadline 2` run against a token endpoint that answers 8 s or more late, from
+ * spawn to exit: the 2 s deadline plus node's start-up and exit, which a loaded machine stretches
+ * (2.9 s seen at load 6 on two cores); well below the server's answer, which must not be awaited.
+ */
+const DEADLINE_BOUND_MS = 6_000;
+
 describe('token --deadline', () => {
-  it('a stale token that still meets --min-ttl, the token endpoint 10 s late: the current token within 2.5 s, one warning', async () => {
+  it('a stale token that still meets --min-ttl, the token endpoint 10 s late: the current token at the deadline, one warning', async () => {
     const { gate, configDir, env } = await signedIn();
     const before = storedAccessToken(configDir);
     setTimeLeft(configDir, 30);
     gate.set('POST /oauth2/token', { delayMs: 10_000 });
     const started = Date.now();
     const result = await runCli(['token', '--deadline', '2'], { env });
-    expect(Date.now() - started).toBeLessThan(2_500);
+    // What must hold: the deadline (2 s of the command's own time) answered, not the server (10 s);
+    // node's start-up on a loaded machine is outside the command's clock, hence the slack.
+    expect(Date.now() - started).toBeLessThan(DEADLINE_BOUND_MS);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(`${before}\n`);
     expect(result.stderr.trim().split('\n')).toEqual([
@@ -52,14 +61,14 @@ describe('token --deadline', () => {
     ]);
   });
 
-  it('an expired token, the token endpoint 10 s late: exit 3 within 2.5 s, stdout empty; header alike', async () => {
+  it('an expired token, the token endpoint 10 s late: exit 3 at the deadline, stdout empty; header alike', async () => {
     const { gate, configDir, env } = await signedIn();
     setTimeLeft(configDir, -5);
     gate.set('POST /oauth2/token', { delayMs: 10_000 });
     for (const command of ['token', 'header']) {
       const started = Date.now();
       const result = await runCli([command, '--deadline', '2'], { env });
-      expect(Date.now() - started).toBeLessThan(2_500);
+      expect(Date.now() - started).toBeLessThan(DEADLINE_BOUND_MS);
       expect(result.code).toBe(3);
       expect(result.stdout).toBe('');
       // The second command finds the first one's renewal still running (it outlives its caller): it says so.
@@ -89,16 +98,16 @@ describe('nothing the server minted is lost when a caller stops waiting', () => 
     }
   }
 
-  it('token --deadline 2, the token endpoint answering 4 s late: the current token at the deadline; the pair the server minted is stored by the renewal that outlives the caller; logout then leaves no token live and every refresh token refused', async () => {
+  it('token --deadline 2, the token endpoint answering 8 s late: the current token at the deadline; the pair the server minted is stored by the renewal that outlives the caller; logout then leaves no token live and every refresh token refused', async () => {
     const { emulator, gate, configDir, env } = await signedIn();
     const before = (readConfig(configDir) as Json).profiles.default.token;
     setTimeLeft(configDir, 30);
-    // The server mints at once; its answer reaches the client 4 s later.
-    gate.set('POST /oauth2/token', { answerDelayMs: 4_000 });
+    // The server mints at once; its answer reaches the client 8 s later.
+    gate.set('POST /oauth2/token', { answerDelayMs: 8_000 });
     const started = Date.now();
     const result = await runCli(['token', '--deadline', '2'], { env });
-    // What must hold: the answer came before the server's (4 s): the deadline decided.
-    expect(Date.now() - started).toBeLessThan(4_000);
+    // What must hold: the answer came before the server's (8 s): the deadline decided.
+    expect(Date.now() - started).toBeLessThan(DEADLINE_BOUND_MS);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(`${before.access_token}\n`);
     expect(refreshGrants(emulator)).toBe(1);
