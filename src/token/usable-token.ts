@@ -8,8 +8,6 @@ import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import type { TokenOptions } from '../settings/setting-options.js';
 import { isFresh, renewalOf, renewToken } from '../grant/renewal.js';
 import { agentSocketOf, pickSetting, traceFor } from '../settings/settings.js';
-import { agentAccessToken } from './agent-token.js';
-import { startDetachedRenewal } from './detached-renewal.js';
 import { selectProfile } from '../settings/profile-selection.js';
 import { openLocalTarget, requireProfile } from '../settings/target.js';
 import {
@@ -123,7 +121,8 @@ export async function usableAccessToken(
 ): Promise<AccessTokenChoice & { profileName: string; baseUrl?: string | undefined }> {
   // An agent named: it is the only source of tokens; no local file or keyring is read.
   const agentSocket = agentSocketOf(ctx.env);
-  if (agentSocket !== undefined) return agentAccessToken(agentSocket, options, ctx);
+  // Loaded only then: the agent's client (node:net) is no part of the local path.
+  if (agentSocket !== undefined) return (await import('./agent-token.js')).agentAccessToken(agentSocket, options, ctx);
   const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
   const deadlineAtMs = deadlineAt(options.deadline);
   if (!ctx.env.MMAUTH_TOKEN?.trim() && options.verify !== true) {
@@ -173,7 +172,9 @@ export async function usableAccessToken(
     // deadline comes first, what the server mints is still stored (detached-renewal.ts).
     const detached =
       deadlineAtMs !== undefined && ctx.selfCommand !== undefined
-        ? await startDetachedRenewal(
+        ? await (
+            await import('./detached-renewal.js')
+          ).startDetachedRenewal(
             ctx.selfCommand,
             {
               profileName,
