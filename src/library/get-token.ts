@@ -85,8 +85,7 @@ export class TokenProvider {
   async #context(): Promise<AppContext> {
     const signature = this.#configPath === undefined ? '' : fileSignature(this.#configPath);
     if (this.#ctx === undefined || signature !== this.#signature) {
-      // A renewal is never cut off by a caller's signal (get() stops the wait instead): the pair a
-      // server mints is stored, not lost with an aborted request.
+      // A caller's signal never cuts a renewal off (get() stops the wait): what a server mints is stored.
       this.#ctx = createLibraryContext(this.#options.env ?? {}, new AbortController().signal);
       this.#configPath = (await this.#ctx.openStore()).path;
       this.#signature = fileSignature(this.#configPath);

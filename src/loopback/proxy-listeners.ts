@@ -47,7 +47,7 @@ function server(handler: RequestListener): Server {
 /**
  * Serves `handler` on 127.0.0.1:`port` (0: a free one; another user's connections closed unread,
  * this user's capped: admitOwnUserOnly) and, with `socketPath` (in a private 0700 directory the
- * caller made), on that Unix socket too (decision 45): a socket no other user can reach, nor hold
+ * caller made), on that Unix socket too: a socket no other user can reach, nor hold
  * a slot of. Connections idle for IDLE_TIMEOUT_MS are closed. Throws what listenOnLoopback throws
  * (`port_in_use`, …) or the socket's listen error.
  */

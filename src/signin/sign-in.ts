@@ -4,13 +4,13 @@ import type { CallbackPage } from '../loopback/pages.js';
 import type { CallbackServer } from '../loopback/callback-server.js';
 import { createAuthorizationRequest, type AuthorizationRequest } from '../oauth/authorization-code.js';
 import type { TokenResponse } from '../oauth/parse.js';
-import type { ClientAuthentication, ServerConfiguration } from '../oauth/server-configuration.js';
 import { toStoredToken } from '../grant/token-record.js';
 import { credentialsFor } from '../grant/credential-binding.js';
 import type { StoredToken } from '../store/profile.js';
 import { DEFAULT_CALLBACK_PATH } from '../settings/redirect-uri.js';
 import type { AuthorizationResponses } from './authorization-responses.js';
 import { codeFlowJudge, type ResponseJudge } from './code-exchange.js';
+import { probeBeforeWaiting } from './probe.js';
 import { endReplacedGrant, storeNewGrant, type ReplacedJson } from './replaced-grant.js';
 import type { SignInPlan } from './sign-in-plan.js';
 
@@ -191,32 +191,6 @@ export async function signIn(plan: SignInPlan, ports: SignInPorts, ctx: AppConte
     view?.stop();
     await listener.close();
   }
-}
-
-/**
- * Asks the authorization endpoint once before waiting (probeAuthorizationEndpoint), so that a
- * request it rejects fails at once (`authorization_request_rejected`). A probe redirect carrying an
- * access token (an implicit-flow server that approves without asking) is never used: that token is
- * revoked at once with `client`, and a failure to is a warning.
- */
-export async function probeBeforeWaiting(
-  server: ServerConfiguration,
-  request: AuthorizationRequest,
-  client: ClientAuthentication,
-  notices: SignInNotices,
-): Promise<void> {
-  const { probeAuthorizationEndpoint } = await import('../oauth/authorization-probe.js');
-  const outcome = await probeAuthorizationEndpoint(server, request.url);
-  if (outcome.kind !== 'redirect') return;
-  const fragment = new URLSearchParams(outcome.location.split('#')[1] ?? '');
-  const leaked = fragment.get('access_token');
-  if (leaked === null || leaked === '') return;
-  const { requestRevocation } = await import('../oauth/revocation.js');
-  await requestRevocation(server, client, leaked).catch((error: unknown) => {
-    notices.warn(
-      `the probe's own token could not be revoked: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  });
 }
 
 /**

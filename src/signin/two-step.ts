@@ -16,7 +16,8 @@ import { requireProfile, resolveTarget } from '../settings/target.js';
 import { DEFAULT_CALLBACK_PATH } from '../settings/redirect-uri.js';
 import { prepareStoring, type StorageOptions } from './credential-storage.js';
 import { endReplacedGrant, storeNewGrant } from './replaced-grant.js';
-import { probeBeforeWaiting, type SignedIn, type SignInNotices } from './sign-in.js';
+import { probeBeforeWaiting } from './probe.js';
+import type { SignedIn, SignInNotices } from './sign-in.js';
 import type { PlanNotices, SignInOptions } from './sign-in-plan.js';
 
 /** How long a started login may be completed, in ms. */
