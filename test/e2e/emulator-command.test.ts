@@ -120,4 +120,11 @@ describe('mmauth emulator', () => {
     second.child.kill('SIGINT');
     expect((await second.done).code).toBe(0);
   });
+
+  it("--help's example signs in with the public client (no secret to copy); no example puts a secret on the command line", async () => {
+    const help = await runCli(['emulator', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('MMAUTH_CLIENT_ID=mmauth-public mmauth login');
+    expect(help.stdout).not.toMatch(/MMAUTH_CLIENT_SECRET=…|--client-secret [^-]/);
+  });
 });
