@@ -332,8 +332,8 @@ function whichVersion(command, args) {
  * `sh -c 'cp …'`; the `node -e 0` side runs through the same `sh -c 'cp …'`, so that the copy costs
  * both sides alike. A token lifetime only the server's clock could age otherwise.
  */
-function staleTokenPair(serverEnv, nodeZero) {
-  const dir = join(work, 'config-stale');
+function staleTokenPair(serverEnv, nodeZero, name = 'config-stale') {
+  const dir = join(work, name);
   const env = { ...serverEnv, MMAUTH_CONFIG_DIR: dir, MMAUTH_CREDENTIAL_STORE: 'file' };
   execFileSync(process.execPath, [BIN, 'client-credentials'], { env, stdio: 'ignore' });
   const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
@@ -341,7 +341,7 @@ function staleTokenPair(serverEnv, nodeZero) {
   const hourAgoMs = Date.now() - 3_600_000;
   token.obtained_at = new Date(hourAgoMs - 7_200_000).toISOString();
   token.expires_at = new Date(hourAgoMs).toISOString();
-  const stale = join(work, 'stale-config.json');
+  const stale = join(work, `${name}.json`);
   writeFileSync(stale, JSON.stringify(config), { mode: 0o600 });
   const copyThen = (command) => ['sh', '-c', `cp "${stale}" "${join(dir, 'config.json')}" && exec ${command}`];
   return [
@@ -507,6 +507,15 @@ async function main() {
       ),
     );
     results.push(await comparePair('staleTokenVsNode', ...staleTokenPair(serverEnv, nodeZero)));
+    // With --deadline the renewal runs in an `mmauth token` process of its own (it outlives a caller
+    // that stops waiting): the cost of that second process, against the renewal in process.
+    const [staleToken] = staleTokenPair(serverEnv, nodeZero, 'config-stale-deadline');
+    const withDeadline = {
+      ...staleToken,
+      label: 'mmauth token --deadline 10 (stale: renews in its own process)',
+      argv: staleToken.argv.map((part) => part.replace(/token$/, 'token --deadline 10')),
+    };
+    results.push(await comparePair('staleTokenDeadlineVsStale', withDeadline, staleToken));
     if (curlVersion !== undefined) {
       // One API call: mmauth api, against the two-process recipe that keeps the token out of argv.
       const me = `${emulator.base_url}/api/me`;
