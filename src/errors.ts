@@ -89,12 +89,10 @@ export const ERROR_CODES = [
 /** One of ERROR_CODES. */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-/** Compile-time: every ErrorCode has its exit code (exit-codes.ts), and no other code is there. */
-type ExitTable = typeof EXIT_CODES;
-const _everyCodeHasItsExit: Record<ErrorCode, unknown> = EXIT_CODES satisfies Record<ErrorCode, unknown>;
-const _noOtherCode: Record<keyof ExitTable, unknown> = {} as Record<ErrorCode, unknown>;
-void _everyCodeHasItsExit;
-void _noOtherCode;
+/** Compile-time: the exit table (exit-codes.ts, which imports nothing) has exactly the ErrorCodes. */
+type SameKeys<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const IS_EXIT_TABLE_WHOLE: SameKeys<keyof typeof EXIT_CODES, ErrorCode> = true;
+void IS_EXIT_TABLE_WHOLE;
 
 /** What an MmauthError carries besides its code and message. */
 export interface MmauthErrorOptions {

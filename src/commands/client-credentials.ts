@@ -1,6 +1,6 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { reportToken } from '../ui/token-report.js';
+import { reportNewToken } from '../ui/token-report.js';
 import { obtainClientGrant, type ClientGrantOptions } from '../signin/client-credentials.js';
 import { withClientOptions, withCommonOptions, withStorageOption } from './options.js';
 
@@ -35,12 +35,10 @@ export async function runClientCredentials(options: ClientCredentialsOptions, ct
   const out = await ctx.output();
   const { token, profileName, baseUrl, replaced } = await obtainClientGrant(options, ctx, out);
   const where = options.save ? ` (stored in profile "${profileName}")` : ' (not stored)';
-  reportToken(
+  reportNewToken(
     out,
     token,
     profileName,
-    // The moment the token was received: its lifetime counts from there.
-    Date.parse(token.obtainedAt),
     options.json === true,
     `Got a client credentials token from ${baseUrl}${where}`,
     // Nothing stored: no profile holds this token (and `default` may belong to another client).

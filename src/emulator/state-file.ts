@@ -1,7 +1,8 @@
-import { closeSync, openSync, readFileSync, renameSync, rmSync, writeSync, constants } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { MmauthError } from '../errors.js';
 import type { TokenOrigin } from '../oauth/wire.js';
 import { isRecord } from '../util/is-record.js';
+import { replacePrivateFile } from '../util/private-file.js';
 import type { AccessTokenRecord, EmulatorClient } from './records.js';
 import type { RefreshTokenRecord } from './refresh-tokens.js';
 import type { EmulatorState } from './state.js';
@@ -85,21 +86,9 @@ export function stateFileText(state: EmulatorState, clientSecret: string): strin
 }
 
 /**
- * Writes `text` to `path` whole or not at all: a private temporary file (0600, created exclusively)
- * beside it, renamed over it. A reader never sees half a file; a kill leaves the old one.
+ * Writes the state file `path` whole or not at all (replacePrivateFile: 0600, a new file renamed
+ * over it). A reader never sees half a file; a kill leaves the old one.
  */
 export function writeStateFile(path: string, text: string): void {
-  const temporary = `${path}.tmp-${process.pid}`;
-  rmSync(temporary, { force: true });
-  const fd = openSync(
-    temporary,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    0o600,
-  );
-  try {
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temporary, path);
+  replacePrivateFile(path, text);
 }

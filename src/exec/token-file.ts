@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, lstatSync, mkdtempSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { lstatSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MmauthError } from '../errors.js';
+import { replacePrivateFile } from '../util/private-file.js';
 
 /** The private directory of one `exec` run and the token file in it. */
 export interface TokenFile {
@@ -60,16 +61,6 @@ export function privateParent(env: NodeJS.ProcessEnv): string {
   return temporary;
 }
 
-/** Writes `text` into a new file at `path` (0600), never through a link. */
-function writeNew(path: string, text: string): void {
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  try {
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** A private directory (0700) of one run's, and its removal (which never throws). */
 export interface PrivateDir {
   path: string;
@@ -103,9 +94,7 @@ export function createTokenFile(env: NodeJS.ProcessEnv, accessToken: string): To
     dir,
     path,
     write(token) {
-      const temporary = join(dir, `.token-${randomBytes(8).toString('hex')}`);
-      writeNew(temporary, `${token}\n`);
-      renameSync(temporary, path);
+      replacePrivateFile(path, `${token}\n`, join(dir, `.token-${randomBytes(8).toString('hex')}`));
     },
     remove: () => privateDir.remove(),
   };

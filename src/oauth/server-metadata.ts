@@ -95,10 +95,16 @@ export function endpointOffOrigin(metadata: ServerMetadata, origin: string): str
   return named.find((given) => given !== undefined && (!URL.canParse(given) || new URL(given).origin !== origin));
 }
 
+/**
+ * `endpoints` as the server's metadata (RFC 8414 §2; or null/undefined: none, `endpoints` as given)
+ * names them: authorization, token, revocation and introspection endpoints, the issuer, and whether
+ * the server promises `iss` (RFC 9207 §3). A copy read from the config file skipped
+ * fetchServerMetadata's origin check, so every endpoint is checked here, where it is used. Throws
+ * `store_malformed` when one names another origin than `endpoints.baseUrl`'s.
+ */
 export function withMetadata(endpoints: Endpoints, metadata: ServerMetadata | null | undefined): Endpoints {
   if (metadata === null || metadata === undefined) return endpoints;
   const origin = new URL(endpoints.baseUrl).origin;
-  // A copy read from the config file skipped fetchServerMetadata's check: checked at use (attacks M8).
   const foreign = endpointOffOrigin(metadata, origin);
   if (foreign !== undefined) {
     throw new MmauthError(

@@ -7,7 +7,7 @@ import type { ClientOptions } from '../settings/setting-options.js';
 import { chooseScope, requireClientId, resolveClientSecret } from '../settings/settings.js';
 import { resolveTarget } from '../settings/target.js';
 import { prepareStoring, type StorageOptions } from './credential-storage.js';
-import { endReplacedGrant, storeNewGrant, type ReplacedJson } from './replaced-grant.js';
+import { storeGrant } from './replaced-grant.js';
 import type { SignedIn } from './sign-in.js';
 import type { PlanNotices } from './sign-in-plan.js';
 
@@ -23,7 +23,7 @@ export interface ClientGrantOptions extends ClientOptions, StorageOptions {
 /**
  * The client credentials grant (RFC 6749 §4.4; spec §4.2 behaviour 2): asks the token endpoint
  * with the client's id, secret and scope; with `save`, stores base URL, client id, secret, scope
- * and token in the selected profile (storeNewGrant; a user's token or another server's replaced
+ * and token in the selected profile (storeGrant; a user's token or another server's replaced
  * only with `replace`) and ends the grant it replaced. Nothing is stored on failure. Returns the
  * token and `replaced` (null when nothing was). Throws settings, network, malformed-answer and
  * `token_endpoint_error` errors.
@@ -43,20 +43,16 @@ export async function obtainClientGrant(
   const usable = options.replace === true ? credentialsFor(profile, endpoints.baseUrl) : profile;
   const clientSecret = await resolveClientSecret(options, ctx, { ...target, profile: usable, clientId });
   const response = await requestClientCredentialsToken(target.server, clientId, clientSecret, scope);
-  const nowMs = ctx.nowMs();
-  const token = toStoredToken(response, 'client_credentials', nowMs, scope);
-  let replaced: ReplacedJson = null;
-  if (options.save) {
-    const former = await storeNewGrant(
-      target.store,
-      profileName,
-      token,
-      () => ({ baseUrl: endpoints.baseUrl, clientId, clientSecret, scope }),
-      nowMs,
-      intent,
-    );
-    const run = { ...options, clientId, clientSecret };
-    replaced = await endReplacedGrant(former, token, run, ctx, notices, endpoints.baseUrl);
-  }
+  const token = toStoredToken(response, 'client_credentials', ctx.nowMs(), scope);
+  const replaced = options.save
+    ? await storeGrant(
+        { store: target.store, profileName, intent, baseUrl: endpoints.baseUrl },
+        token,
+        () => ({ baseUrl: endpoints.baseUrl, clientId, clientSecret, scope }),
+        { ...options, clientId, clientSecret },
+        ctx,
+        notices,
+      )
+    : null;
   return { token, profileName, baseUrl: endpoints.baseUrl, replaced };
 }

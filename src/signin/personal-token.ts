@@ -5,7 +5,7 @@ import type { CommonOptions } from '../settings/setting-options.js';
 import { resolveTarget } from '../settings/target.js';
 import type { StoredToken } from '../store/profile.js';
 import { prepareStoring, type StorageOptions } from './credential-storage.js';
-import { endReplacedGrant, storeNewGrant } from './replaced-grant.js';
+import { storeGrant } from './replaced-grant.js';
 import type { SignedIn } from './sign-in.js';
 import type { PlanNotices } from './sign-in-plan.js';
 
@@ -23,8 +23,8 @@ export interface PreparedPersonalToken {
   baseUrl: string;
   /**
    * Asks token info about `accessToken` unless `verify` is false (spec §4.3; its scopes and
-   * lifetime are stored), stores it with origin `personal` (storeNewGrant) and ends the grant it
-   * replaced. Throws `token_inactive` when token info refuses it (nothing stored), store and
+   * lifetime are stored), stores it with origin `personal` and ends the grant it
+   * replaced (storeGrant). Throws `token_inactive` when token info refuses it (nothing stored), store and
    * network errors.
    */
   store(accessToken: string): Promise<SignedIn>;
@@ -64,19 +64,18 @@ export async function preparePersonalToken(
           info.expiresInSeconds === null ? undefined : new Date(nowMs + info.expiresInSeconds * 1000).toISOString(),
       };
     }
-    const former = await storeNewGrant(
-      target.store,
-      profileName,
+    const replaced = await storeGrant(
+      { store: target.store, profileName, intent, baseUrl: endpoints.baseUrl },
       token,
       (current) => ({
         baseUrl: endpoints.baseUrl,
         clientSecret: credentialsFor(current, endpoints.baseUrl)?.clientSecret,
       }),
-      nowMs,
-      intent,
+      // No client of its own: the replaced grant is ended with its own client ('' keeps it).
+      { ...options, clientId: '', clientSecret: undefined },
+      ctx,
+      notices,
     );
-    const run = { ...options, clientId: former?.clientId ?? '', clientSecret: undefined };
-    const replaced = await endReplacedGrant(former, token, run, ctx, notices, endpoints.baseUrl);
     return { token, profileName, baseUrl: endpoints.baseUrl, replaced };
   };
   return { profileName, baseUrl: endpoints.baseUrl, store };

@@ -39,7 +39,7 @@ function isSameTarget(replaced: Profile, run: ReplacingRun, baseUrl: string | un
  * leaves live is remembered for logout (keptReplacedTokens, the project's rules). Returns the profile as it
  * was, for endReplacedGrant. Throws what the store's update throws.
  */
-export async function storeNewGrant(
+async function storeNewGrant(
   store: ProfileStore,
   profileName: string,
   token: StoredToken,
@@ -71,7 +71,7 @@ export async function storeNewGrant(
  * remembered are ended now. A personal token is only forgotten. Never throws: a grant that could
  * not be ended is reported with the reason.
  */
-export async function endReplacedGrant(
+async function endReplacedGrant(
   replaced: Profile | undefined,
   next: StoredToken,
   run: ReplacingRun,
@@ -123,4 +123,34 @@ export async function endReplacedGrant(
     out.warn(`could not end the grant it replaced (${message}): it may still be live on the server`);
     return { revoked: false, confirmed: false, reason: `failed: ${message}` };
   }
+}
+
+/** Where a new grant goes: the profile, its store, the write's intent (prepareStoring), the origin it is bound to. */
+export interface GrantDestination {
+  store: ProfileStore;
+  profileName: string;
+  intent: WriteIntent;
+  /** The base URL of the server the new token belongs to (RFC 6749 §10.3: its only destination). */
+  baseUrl: string;
+}
+
+/**
+ * Stores a new grant's `token` in the destination's profile (storeNewGrant, dated by the token's
+ * `obtainedAt`; `settings` as storeNewGrant takes them), then ends the grant it replaced
+ * (endReplacedGrant, with `run`'s client and bounds, its lines to `notices`). What every sign-in
+ * (browser, two-step, personal token, client credentials) does to keep its grant. Returns
+ * login's and client-credentials' `replaced` (null when nothing was). Throws what the store's
+ * update throws; ending the replaced grant never throws.
+ */
+export async function storeGrant(
+  destination: GrantDestination,
+  token: StoredToken,
+  settings: (current: Profile) => Partial<Profile> & { baseUrl: string },
+  run: ReplacingRun,
+  ctx: AppContext,
+  notices: { info(line: string): void; warn(line: string): void },
+): Promise<ReplacedJson> {
+  const { store, profileName, intent, baseUrl } = destination;
+  const former = await storeNewGrant(store, profileName, token, settings, Date.parse(token.obtainedAt), intent);
+  return endReplacedGrant(former, token, run, ctx, notices, baseUrl);
 }

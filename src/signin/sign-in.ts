@@ -11,7 +11,7 @@ import { DEFAULT_CALLBACK_PATH } from '../settings/redirect-uri.js';
 import type { AuthorizationResponses } from './authorization-responses.js';
 import { codeFlowJudge, type ResponseJudge } from './code-exchange.js';
 import { probeBeforeWaiting } from './probe.js';
-import { endReplacedGrant, storeNewGrant, type ReplacedJson } from './replaced-grant.js';
+import { storeGrant, type ReplacedJson } from './replaced-grant.js';
 import type { SignInPlan } from './sign-in-plan.js';
 
 /** Lines for people a sign-in raises; a program's front end may drop them. */
@@ -72,8 +72,7 @@ export interface SignedIn {
  * the authorization request, asks the authorization endpoint once first (`plan.probe`), offers it
  * (`ports.offer`), takes authorization responses until one yields a token (a `state` mismatch is
  * refused and waiting goes on), answers the browser's page, stores the grant in the profile
- * (storeNewGrant, keyring or file by the store's rules) and ends the grant it replaced
- * (endReplacedGrant). The listener closes whatever happens. Throws `callback_timeout` after
+ * and ends the grant it replaced (storeGrant, keyring or file by the store's rules). The listener closes whatever happens. Throws `callback_timeout` after
  * `plan.waitS`, `interrupted`, `authorization_error`, `token_endpoint_error`, `state_mismatch`
  * never (refused, waited on), `iss_mismatch`, and what storing throws.
  */
@@ -111,15 +110,16 @@ export async function signIn(plan: SignInPlan, ports: SignInPorts, ctx: AppConte
     view = ports.startWait(redirectUri, deadlineMs);
     const shown = view;
     let askedSecret: string | undefined;
+    const ask = ports.askSecret;
     const askSecret =
-      ports.askSecret === undefined
+      ask === undefined
         ? undefined
         : async () => {
             shown.stop();
             ports.notices.warn(
               `${endpoints.baseUrl} refused the login without a client secret: ${clientId} is a confidential client`,
             );
-            return (askedSecret = await ports.askSecret!());
+            return (askedSecret = await ask());
           };
     const judge: ResponseJudge = isImplicit
       ? async (url) =>
@@ -159,11 +159,10 @@ export async function signIn(plan: SignInPlan, ports: SignInPorts, ctx: AppConte
     } finally {
       shown.stop();
     }
-    const nowMs = ctx.nowMs();
-    const token = toStoredToken(response, isImplicit ? 'implicit' : 'authorization_code', nowMs, scope);
-    const former = await storeNewGrant(
-      plan.store,
-      profileName,
+    const token = toStoredToken(response, isImplicit ? 'implicit' : 'authorization_code', ctx.nowMs(), scope);
+    const destination = { store: plan.store, profileName, intent: plan.intent, baseUrl: endpoints.baseUrl };
+    const replaced = await storeGrant(
+      destination,
       token,
       (current) => ({
         baseUrl: endpoints.baseUrl,
@@ -175,16 +174,9 @@ export async function signIn(plan: SignInPlan, ports: SignInPorts, ctx: AppConte
         callbackPath: callbackPath === DEFAULT_CALLBACK_PATH ? undefined : callbackPath,
         serverMetadata: served.serverMetadata ?? current.serverMetadata,
       }),
-      nowMs,
-      plan.intent,
-    );
-    const replaced = await endReplacedGrant(
-      former,
-      token,
       { ...plan.run, clientId, clientSecret: clientSecret ?? askedSecret },
       ctx,
       ports.notices,
-      endpoints.baseUrl,
     );
     return { token, profileName, baseUrl: endpoints.baseUrl, replaced };
   } finally {

@@ -15,7 +15,7 @@ import { resolveCompletionSettings, resolveLoginSettings } from '../settings/log
 import { requireProfile, resolveTarget } from '../settings/target.js';
 import { DEFAULT_CALLBACK_PATH } from '../settings/redirect-uri.js';
 import { prepareStoring, type StorageOptions } from './credential-storage.js';
-import { endReplacedGrant, storeNewGrant } from './replaced-grant.js';
+import { storeGrant } from './replaced-grant.js';
 import { probeBeforeWaiting } from './probe.js';
 import type { SignedIn, SignInNotices } from './sign-in.js';
 import type { PlanNotices, SignInOptions } from './sign-in-plan.js';
@@ -116,7 +116,7 @@ export interface Completion {
  * The second step (`login --complete`): checks the address the browser ended on against the
  * profile's pending login (its origin, `state` first; RFC 6749 §4.1.2, §10.12), exchanges the code
  * with its verifier (or reads the implicit fragment), stores the grant and clears the pending login
- * (storeNewGrant), ends the grant it replaced, and asks token info whose grant it is. Throws
+ * and ends the grant it replaced (storeGrant), and asks token info whose grant it is. Throws
  * `pending_login_missing` / `pending_login_expired` (`details.expiresAt`), `base_url_mismatch`,
  * `usage` (reason `authorization_url_given`: the URL the first step printed; `details.redirectUri`),
  * `state_mismatch`, `authorization_error`, `client_secret_required` (reason `second_step`,
@@ -213,11 +213,9 @@ export async function completeTwoStep(
       response = await exchange(clientSecret);
     }
   }
-  const nowMs = ctx.nowMs();
-  const token = toStoredToken(response, origin, nowMs, pending.scope);
-  const former = await storeNewGrant(
-    target.store,
-    profileName,
+  const token = toStoredToken(response, origin, ctx.nowMs(), pending.scope);
+  const replaced = await storeGrant(
+    { store: target.store, profileName, intent, baseUrl: endpoints.baseUrl },
     token,
     (current) => ({
       baseUrl: endpoints.baseUrl,
@@ -227,11 +225,10 @@ export async function completeTwoStep(
       scope: pending.scope,
       pendingLogin: undefined,
     }),
-    nowMs,
-    intent,
+    { ...options, clientId: pending.clientId, clientSecret },
+    ctx,
+    notices,
   );
-  const run = { ...options, clientId: pending.clientId, clientSecret };
-  const replaced = await endReplacedGrant(former, token, run, ctx, notices, endpoints.baseUrl);
   const resourceOwner = await lookUpResourceOwner(target.server, token.accessToken);
   return { token, profileName, baseUrl: endpoints.baseUrl, replaced, isImplicit, resourceOwner };
 }

@@ -21,6 +21,22 @@ export function tokenJson(token: StoredToken, profileName: string, nowMs: number
 }
 
 /**
+ * reportToken for a token this run has just received (a sign-in, a client credentials grant): its
+ * lifetime counted from the moment it arrived, its `obtainedAt` (ISO 8601, ms), so that a slow
+ * report never shortens `expires_in`.
+ */
+export function reportNewToken(
+  out: Output,
+  token: StoredToken,
+  profileName: string,
+  isJson: boolean,
+  headline: string,
+  extraJson: Record<string, unknown> = {},
+): void {
+  reportToken(out, token, profileName, Date.parse(token.obtainedAt), isJson, headline, extraJson);
+}
+
+/**
  * Prints a newly obtained token: tokenJson on stdout with `isJson`, and for people on stderr the
  * `headline`, scope, lifetime (human and absolute) and the masked token; `extraJson` members join
  * the document (login's and client-credentials' `replaced`).

@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
-import { readConfig, refreshGrants, startTestEmulator, storedAccessToken } from '../support/emulator.js';
+import { readConfig, refreshGrants, refreshWith, startTestEmulator, storedAccessToken } from '../support/emulator.js';
 import { startGateProxy } from '../support/gate-proxy.js';
 
 type Json = Record<string, any>;
@@ -120,16 +120,7 @@ describe('nothing the server minted is lost when a caller stops waiting', () => 
     expect(logout.code, logout.stderr).toBe(0);
     expect(emulator.state.liveTokens().filter((token) => token.grant !== 'personal')).toEqual([]);
     for (const refreshToken of [before.refresh_token, after.refresh_token]) {
-      const answer = await fetch(`${emulator.baseUrl}/oauth2/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'refresh_token',
-          refresh_token: refreshToken,
-          client_id: emulator.client.clientId,
-          client_secret: emulator.client.clientSecret,
-        }),
-      });
+      const answer = await refreshWith(emulator, refreshToken);
       expect(answer.status).toBe(400);
       expect(((await answer.json()) as Json).error).toBe('invalid_grant');
     }

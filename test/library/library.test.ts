@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it, onTestFinished } from 'vitest';
 import { createTokenSource, getToken, login, LoginRequiredError, logout, MmauthError } from '../../src/index.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
-import { readConfig, startTestEmulator, refreshGrants } from '../support/emulator.js';
+import { readConfig, startTestEmulator, refreshGrants, refreshWith } from '../support/emulator.js';
 import { inS, storedToken, writeProfiles } from '../support/profiles.js';
 import { startGateProxy } from '../support/gate-proxy.js';
 
@@ -322,16 +322,7 @@ describe('a signal stops the wait, never the renewal', () => {
     gate.set('POST /oauth2/token', 'pass');
     expect((await runCli(['logout'], { env: { ...cliEnv, MMAUTH_BASE_URL: undefined } })).code).toBe(0);
     for (const refreshToken of [before.refresh_token, after.refresh_token]) {
-      const answer = await fetch(`${emulator.baseUrl}/oauth2/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'refresh_token',
-          refresh_token: refreshToken as string,
-          client_id: emulator.client.clientId,
-          client_secret: emulator.client.clientSecret,
-        }),
-      });
+      const answer = await refreshWith(emulator, refreshToken as string);
       expect(answer.status).toBe(400);
     }
   });

@@ -37,6 +37,23 @@ export async function startTestEmulator(options: EmulatorOptions = {}): Promise<
   });
 }
 
+/** A refresh grant (RFC 6749 §6) with `refreshToken`, sent straight to the emulator as its demo client. */
+export function refreshWith(
+  emulator: Pick<TestEmulator, 'baseUrl' | 'client'>,
+  refreshToken: string,
+): Promise<Response> {
+  return fetch(`${emulator.baseUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: emulator.client.clientId,
+      client_secret: emulator.client.clientSecret,
+    }),
+  });
+}
+
 /** How many refresh grants (RFC 6749 §6) the emulator has answered so far. */
 export function refreshGrants(emulator: Pick<TestEmulator, 'requests'>): number {
   return emulator.requests.filter((r) => new URLSearchParams(r.body).get('grant_type') === 'refresh_token').length;

@@ -2,7 +2,7 @@ import type { AppContext } from '../../context.js';
 import { MmauthError } from '../../errors.js';
 import { isCi } from '../../ui/prompts.js';
 import { redactUrl, SecretScrubber } from '../../http/redact.js';
-import { reportToken } from '../../ui/token-report.js';
+import { reportNewToken } from '../../ui/token-report.js';
 import { startWaitIndicator } from '../../ui/wait-indicator.js';
 import type { PastedLines } from '../../ui/paste.js';
 import { IMPLICIT_DEPRECATED, type LoginOptions } from './login-options.js';
@@ -84,17 +84,9 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   try {
     const signedIn = await signIn(plan, ports, ctx);
     const headline = `Logged in to ${baseUrl} (profile "${plan.profileName}")${isImplicit ? ' with the implicit flow' : ''}`;
-    reportToken(
-      out,
-      signedIn.token,
-      plan.profileName,
-      Date.parse(signedIn.token.obtainedAt),
-      options.json === true,
-      headline,
-      {
-        replaced: signedIn.replaced,
-      },
-    );
+    reportNewToken(out, signedIn.token, plan.profileName, options.json === true, headline, {
+      replaced: signedIn.replaced,
+    });
   } finally {
     view?.stop();
     pasted?.close();

@@ -1,8 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { hasErrorCode, MmauthError } from '../../errors.js';
 import { formatInstant } from '../../ui/format.js';
-import { reportToken } from '../../ui/token-report.js';
-import { completionUrl } from './login-exchange.js';
+import { reportNewToken } from '../../ui/token-report.js';
 import { IMPLICIT_DEPRECATED, type LoginOptions } from './login-options.js';
 import { profileFlag } from '../../settings/next-step.js';
 import { SECRET_SOURCES } from '../../failure/failure-hints.js';
@@ -35,6 +34,22 @@ export async function runLoginStart(options: LoginOptions, ctx: AppContext): Pro
     `Open that URL in a browser, sign in and allow access; the browser then ends on ${redirectUri}${ending} (nothing listens there).\n` +
       `Copy that whole address and run, within 10 minutes:\n  mmauth login --complete '<the address>'${profileFlag(profileName)}`,
   );
+}
+
+/**
+ * The address `--complete` was given (the argument, or stdin for `-`), as a URL. Throws `usage`
+ * when it is not one.
+ */
+async function completionUrl(value: string, ctx: AppContext): Promise<URL> {
+  const text = (value === '-' ? await ctx.readStdin() : value).trim();
+  try {
+    return new URL(text);
+  } catch {
+    throw new MmauthError(
+      'usage',
+      'what --complete was given is not a URL: give the whole address the browser ended on',
+    );
+  }
 }
 
 /** A second step's failure in the command line's words: its flags and the next command. */
@@ -91,7 +106,7 @@ export async function runLoginComplete(options: LoginOptions & { complete: strin
   }
   const { token, profileName, baseUrl, replaced, resourceOwner } = signedIn;
   const headline = `Logged in to ${baseUrl} (profile "${profileName}")${signedIn.isImplicit ? ' with the implicit flow' : ''}`;
-  reportToken(out, token, profileName, Date.parse(token.obtainedAt), options.json === true, headline, {
+  reportNewToken(out, token, profileName, options.json === true, headline, {
     replaced,
     resource_owner_id: resourceOwner,
   });

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js';
 import { hasErrorCode, MmauthError } from '../../errors.js';
-import { reportToken } from '../../ui/token-report.js';
+import { reportNewToken } from '../../ui/token-report.js';
 import { isVisibleWord } from '../../util/visible-word.js';
 import { preparePersonalToken, type PersonalTokenOptions } from '../../signin/personal-token.js';
 
@@ -45,15 +45,7 @@ export async function runLoginWithToken(options: LoginWithTokenOptions, ctx: App
   });
   const checked = options.verify ? ', checked with token info' : '';
   const headline = `Stored a personal access token for ${stored.baseUrl} (profile "${stored.profileName}")${checked}`;
-  reportToken(
-    out,
-    stored.token,
-    stored.profileName,
-    Date.parse(stored.token.obtainedAt),
-    options.json === true,
-    headline,
-    {
-      replaced: stored.replaced,
-    },
-  );
+  reportNewToken(out, stored.token, stored.profileName, options.json === true, headline, {
+    replaced: stored.replaced,
+  });
 }
