@@ -1,39 +1,52 @@
 import { createServer, connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { isOwnUserPeer, peerUid } from '../../../src/loopback/peer-check.js';
+import { collectEntries, isOwnUserEntry, isOwnUserPeer, type PeerEntry } from '../../../src/loopback/peer-check.js';
 
 const TABLE = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
    0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 111 1 0 100 0 0 10 0
    1: 0100007F:C350 0100007F:1F90 01 00000000:00000000 00:00000000 00000000 65534        0 222 1 0 20 4 30 10 -1
    2: 0100007F:1F90 0100007F:C350 01 00000000:00000000 00:00000000 00000000  1000        0 333 1 0 20 4 30 10 -1
+   3: 0100007F:C351 0100007F:1F90 05 00000000:00000000 03:00000ED4 00000000     0        0 0 3 0000000000000000
 `;
-const fake = (text: string | undefined) => (path: string, find: (text: string) => unknown) =>
-  (path.endsWith('tcp') && text !== undefined ? find(text) : undefined) as never;
+const entries = (...keys: string[]) => {
+  const found = new Map<string, PeerEntry>();
+  collectEntries(TABLE, new Set(keys), found);
+  return found;
+};
 
-describe('peerUid (/proc/net/tcp)', () => {
+describe('the peer check (/proc/net/tcp)', () => {
   it('finds the client end by its ports: local = our remote port, remote = our local port', () => {
     // Our server socket is 127.0.0.1:8080 (0x1F90); the client came from port 50000 (0xC350).
-    expect(peerUid({ localPort: 8080, remotePort: 50000 }, fake(TABLE))).toBe(65534);
-    expect(peerUid({ localPort: 50000, remotePort: 8080 }, fake(TABLE))).toBe(1000);
-    expect(peerUid({ localPort: 8080, remotePort: 50001 }, fake(TABLE))).toBeUndefined();
+    expect(entries('C350:1F90').get('C350:1F90')).toEqual({ uid: 65534, inode: 222 });
+    expect(entries('1F90:C350').get('1F90:C350')).toEqual({ uid: 1000, inode: 333 });
+    expect(entries('C352:1F90').size).toBe(0);
   });
 
-  it('another uid is refused; a socket the table does not list is refused where the table exists', () => {
-    expect(isOwnUserPeer({ localPort: 8080, remotePort: 50000 }, fake(TABLE))).toBe(process.getuid?.() === 65534);
-    expect(isOwnUserPeer({ localPort: 8080, remotePort: 50001 }, fake(TABLE))).toBe(false);
+  it('another uid is refused, and so is an entry no process holds (a client that sent and closed: uid 0, inode 0)', () => {
+    expect(isOwnUserEntry({ uid: 65534, inode: 222 })).toBe(process.getuid?.() === 65534);
+    expect(isOwnUserEntry(entries('C351:1F90').get('C351:1F90'))).toBe(false);
+    expect(isOwnUserEntry({ uid: process.getuid?.() ?? 0, inode: 5 })).toBe(true);
+    expect(isOwnUserEntry(undefined)).toBe(false);
   });
 
-  it("a real loopback connection of this process is this user's", async () => {
+  it('two entries under one key keep the one that admits least', () => {
+    const found = new Map<string, PeerEntry>();
+    const own = `   0: 0100007F:C350 0100007F:1F90 01 00000000:00000000 00:00000000 00000000 ${process.getuid?.() ?? 0} 0 444 1\n`;
+    collectEntries(TABLE + own, new Set(['C350:1F90']), found);
+    expect(found.get('C350:1F90')).toEqual({ uid: 65534, inode: 222 });
+  });
+
+  it("a real loopback connection of this process is this user's, and many at once are judged by one read", async () => {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
-    const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
-    const client = connect(port, '127.0.0.1');
-    const socket = await accepted;
-    expect(peerUid(socket)).toBe(process.getuid?.());
-    expect(isOwnUserPeer(socket)).toBe(true);
-    client.destroy();
-    socket.destroy();
+    const sockets: Socket[] = [];
+    server.on('connection', (socket) => sockets.push(socket));
+    const clients = Array.from({ length: 20 }, () => connect(port, '127.0.0.1'));
+    await Promise.all(clients.map((client) => new Promise((resolve) => client.once('connect', resolve))));
+    while (sockets.length < clients.length) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await Promise.all(sockets.map((socket) => isOwnUserPeer(socket)))).toEqual(sockets.map(() => true));
+    for (const socket of [...clients, ...sockets]) socket.destroy();
     await new Promise((resolve) => server.close(resolve));
   });
 });
