@@ -1,10 +1,10 @@
 import type { Command } from '@commander-js/extra-typings';
-import { constants as osConstants } from 'node:os';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { withRenewalOptions, withTokenOptions } from './options.js';
 import type { UsableTokenOptions } from '../token/usable-token.js';
-import type { Sandbox } from './exec/sandbox-plan.js';
+import type { Sandbox } from '../exec/sandbox.js';
+import { runChild } from '../exec/run-child.js';
 
 /** Options of `mmauth exec`. */
 export interface ExecOptions extends UsableTokenOptions {
@@ -20,23 +20,6 @@ export interface ExecOptions extends UsableTokenOptions {
   /** Run the child under bubblewrap, where the grant is not (Linux). */
   sandbox?: boolean;
 }
-
-/**
- * The signals forwarded to the child: every one whose default would end mmauth without its clean-up
- * (attacks N9). SIGUSR1 is neither obeyed nor forwarded: it would open a Node child's inspector, and
- * the launcher's listener keeps mmauth's closed (N1). SIGKILL and SIGSTOP cannot be caught.
- */
-const FORWARDED = [
-  'SIGHUP',
-  'SIGINT',
-  'SIGQUIT',
-  'SIGTERM',
-  'SIGUSR2',
-  'SIGALRM',
-  'SIGVTALRM',
-  'SIGXCPU',
-  'SIGXFSZ',
-] as const;
 
 /** Registers `mmauth exec`; the logic is runExec. */
 export function registerExec(program: Command, ctx: AppContext): void {
@@ -89,7 +72,7 @@ function childEnvironment(env: NodeJS.ProcessEnv, added: Record<string, string>)
  * MMAUTH_TOKEN (or --token-env) and MMAUTH_TOKEN_FILE (a 0600 file in a fresh 0700 directory, kept
  * current), and with --serve a token endpoint on 127.0.0.1 (MMAUTH_TOKEN_URL and
  * MMAUTH_TOKEN_URL_AUTHORIZATION). The token is renewed before it goes stale while the child runs
- * (keepTokenFresh). The signals of FORWARDED are forwarded; the exit code is the
+ * (keepTokenFresh). The signals of runChild's FORWARDED are forwarded; the exit code is the
  * child's, or 128 + the signal number. The endpoint closes and the directory goes when the child
  * ends. Throws what usableAccessToken throws, `usage` for a bad --token-env (a command that cannot start: exit 127 or 126).
  */
@@ -166,79 +149,4 @@ async function runExecProxied(
   } finally {
     await proxy.close();
   }
-}
-
-/**
- * Runs the child with the terminal as it is and forwards the signals; resolves with its exit code
- * (128 + n for a signal), or, as `env` and shells do, 127 for a command that cannot be found and
- * 126 for one that cannot be run (said through `onError`).
- */
-async function runChild(
-  program: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  onError: (line: string) => void,
-  privateDir: string,
-  sandbox?: Sandbox,
-): Promise<number> {
-  const [{ spawn }, { startWatchdog }] = await Promise.all([
-    import('node:child_process'),
-    import('../exec/watchdog.js'),
-  ]);
-  const sandboxRun = sandbox === undefined ? undefined : await import('../exec/sandbox-run.js');
-  // While the child runs, signals are its: the process's own Ctrl-C handling steps aside.
-  const saved = process.listeners('SIGINT');
-  process.removeAllListeners('SIGINT');
-  const forwarders = FORWARDED.map((signal) => {
-    const forward = () => {
-      const pid = sandboxed?.signalTarget() ?? child.pid;
-      try {
-        if (pid !== undefined) process.kill(pid, signal);
-      } catch {
-        // Already gone: its exit is on its way.
-      }
-    };
-    process.on(signal, forward);
-    return () => process.off(signal, forward);
-  });
-  const sandboxed =
-    sandbox === undefined || sandboxRun === undefined
-      ? undefined
-      : sandboxRun.spawnSandboxed(sandbox.bwrap, sandbox.plan, [program, ...args], env);
-  const child = sandboxed?.child ?? spawn(program, args, { stdio: 'inherit', env });
-  // Ends the child if this process is killed without its clean-up (kill -9: attacks N7). Started once
-  // the child has run WATCHDOG_DELAY_MS: a short child (a test, `true`) never pays for a second Node.
-  let watchdog: { release(): void } | undefined;
-  const watchdogTimer = setTimeout(() => {
-    if (child.pid !== undefined && child.exitCode === null) watchdog = startWatchdog(child.pid, privateDir);
-  }, WATCHDOG_DELAY_MS);
-  try {
-    return await new Promise<number>((resolve) => {
-      child.once('error', (error: NodeJS.ErrnoException) => {
-        const isMissing = error.code === 'ENOENT';
-        onError(`cannot run ${program}: ${isMissing ? 'command not found' : error.message}`);
-        resolve(isMissing ? 127 : 126);
-      });
-      child.once('exit', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
-    }).then(async (code) => {
-      // bwrap that exits before the command started could not set the sandbox up: nothing ran.
-      if (sandboxed !== undefined && !(await sandboxed.started)) {
-        throw sandboxRun?.sandboxFailed(code);
-      }
-      return code;
-    });
-  } finally {
-    clearTimeout(watchdogTimer);
-    watchdog?.release();
-    for (const remove of forwarders) remove();
-    for (const listener of saved) process.on('SIGINT', listener as () => void);
-  }
-}
-
-/** How long a child runs before its watchdog starts, in ms (a kill -9 of exec before that leaves it running). */
-const WATCHDOG_DELAY_MS = 200;
-
-/** A signal's number (os.constants), for 128 + n. */
-function signalNumber(signal: NodeJS.Signals | null): number {
-  return signal === null ? 0 : (osConstants.signals[signal] ?? 0);
 }

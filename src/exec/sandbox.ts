@@ -14,6 +14,12 @@ export interface SandboxPlan {
   unsetEnv: string[];
 }
 
+/** bubblewrap and what it hides, for `exec --sandbox`. */
+export interface Sandbox {
+  bwrap: string;
+  plan: SandboxPlan;
+}
+
 /** The variables `--sandbox` takes out of the child's environment. */
 export const SANDBOX_UNSET_ENV = [
   'MMAUTH_CONFIG_DIR',

@@ -30,6 +30,7 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
     'agent',
     'browser',
     'context',
+    'diagnosis',
     'emulator',
     'errors',
     'exec',
@@ -46,7 +47,7 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
     'ui',
     'util',
   ],
-  failure: ['context', 'errors', 'exit-codes', 'oauth/wire', 'settings'],
+  failure: ['context', 'errors', 'exit-codes', 'oauth/wire', 'settings', 'util'],
   // The library's entry and layer (issue 32): the core only, never the command line.
   index: ['errors', 'library'],
   library: [
@@ -64,6 +65,8 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   ],
   // The sign-in (login and logout below the command line): one flow, its ports for what only a terminal or a program provides.
   signin: ['context', 'errors', 'grant', 'http', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
+  // What `doctor` checks (the machine, the server, the grant), each check a result; the command prints them.
+  diagnosis: ['browser', 'context', 'errors', 'exec', 'grant', 'http', 'oauth', 'settings', 'store', 'ui', 'util'],
   token: ['agent', 'context', 'errors', 'grant', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
   // What `exec` runs a child with: its private token files, the watchdog, bubblewrap's sandbox.
   exec: ['errors', 'util'],

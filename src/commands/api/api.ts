@@ -8,7 +8,7 @@ import { buildApiRequest, type ApiRequest } from './api-request.js';
 import { profileFlag } from '../../settings/next-step.js';
 import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP } from '../options.js';
 import { isVerbose } from '../../settings/settings.js';
-import { apiTokenSource } from './api-token-source.js';
+import { apiTokenSource } from '../../token/api-token-source.js';
 import { resolveEndpoints } from '../../oauth/endpoints.js';
 import { redactUrl } from '../../http/redact.js';
 import { sendWithToken } from '../../http/authenticated-request.js';

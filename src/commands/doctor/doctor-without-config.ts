@@ -11,9 +11,9 @@ import {
   fail,
   skip,
   type Check,
-} from './doctor-checks.js';
-import { checkServerMetadata } from './doctor-metadata.js';
-import { checkSandbox } from './doctor-sandbox.js';
+} from '../../diagnosis/doctor-checks.js';
+import { checkServerMetadata } from '../../diagnosis/doctor-metadata.js';
+import { checkSandbox } from '../../diagnosis/doctor-sandbox.js';
 
 /** What opening the config file may throw that `doctor` reports as a finding, then goes on. */
 export const CONFIG_FAILURES = new Set<string>(['store_malformed', 'store_unreadable', 'store_insecure']);

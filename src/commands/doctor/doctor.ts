@@ -10,16 +10,16 @@ import {
   checkTokenEndpoint,
   skip,
   type Check,
-} from './doctor-checks.js';
-import { checkAuthorization, checkClientSecret, checkStoredToken } from './doctor-grant-checks.js';
+} from '../../diagnosis/doctor-checks.js';
+import { checkAuthorization, checkClientSecret, checkStoredToken } from '../../diagnosis/doctor-grant-checks.js';
 import { isSecretForClient } from '../../grant/credential-binding.js';
 import type { Profile } from '../../store/profile.js';
 import type { ProfileStore } from '../../store/profile-store.js';
 import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP, type LocalOptions } from '../options.js';
-import { checkKeyring } from './doctor-keyring.js';
-import { checkServerMetadata } from './doctor-metadata.js';
-import { checkCallbackPath } from './doctor-callback-path.js';
-import { checkSandbox } from './doctor-sandbox.js';
+import { checkKeyring } from '../../diagnosis/doctor-keyring.js';
+import { checkServerMetadata } from '../../diagnosis/doctor-metadata.js';
+import { checkCallbackPath } from '../../diagnosis/doctor-callback-path.js';
+import { checkSandbox } from '../../diagnosis/doctor-sandbox.js';
 import { checksWithoutConfig, CONFIG_FAILURES } from './doctor-without-config.js';
 import type { Output } from '../../ui/output.js';
 import { withoutAgent } from '../local-only-notice.js';

@@ -3,13 +3,7 @@ import { dirname } from 'node:path';
 import type { AppContext } from '../../context.js';
 import { MmauthError } from '../../errors.js';
 import { defaultConfigDir } from '../../store/profile-store.js';
-import { busSocketPaths, findBwrap, SANDBOX_UNSET_ENV, type SandboxPlan } from '../../exec/sandbox.js';
-
-/** bubblewrap and what it hides, for `exec --sandbox`. */
-export interface Sandbox {
-  bwrap: string;
-  plan: SandboxPlan;
-}
+import { busSocketPaths, findBwrap, SANDBOX_UNSET_ENV, type Sandbox } from '../../exec/sandbox.js';
 
 /**
  * What `exec --sandbox` needs, worked out before anything runs: bwrap on PATH

@@ -1,13 +1,13 @@
 import { lstatSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { reasonNotToOpen } from '../../browser/open-browser.js';
-import { isMmauthError } from '../../errors.js';
-import { privateCaHint } from '../../failure/failure-hints.js';
-import { proxySettings } from '../../http/proxy-transport.js';
-import { withoutUserinfo } from '../../http/environment-secrets.js';
-import { resolveEndpoints, type Endpoints } from '../../oauth/endpoints.js';
-import type { ServerConfiguration } from '../../oauth/server-configuration.js';
-import { formatDuration } from '../../ui/format.js';
+import { reasonNotToOpen } from '../browser/open-browser.js';
+import { isMmauthError } from '../errors.js';
+import { privateCaHint } from '../util/private-ca-hint.js';
+import { proxySettings } from '../http/proxy-transport.js';
+import { withoutUserinfo } from '../http/environment-secrets.js';
+import { resolveEndpoints, type Endpoints } from '../oauth/endpoints.js';
+import type { ServerConfiguration } from '../oauth/server-configuration.js';
+import { formatDuration } from '../ui/format.js';
 
 /** One check's verdict: ok, warn (works, but look), fail (something will not work), or skip (not used by this profile). */
 export interface Check {

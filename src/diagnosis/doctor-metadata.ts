@@ -1,7 +1,7 @@
-import type { Endpoints } from '../../oauth/endpoints.js';
-import { fetchServerMetadata, withMetadata, type ServerMetadata } from '../../oauth/server-metadata.js';
-import type { ServerConfiguration } from '../../oauth/server-configuration.js';
-import type { CachedServerMetadata } from '../../store/profile.js';
+import type { Endpoints } from '../oauth/endpoints.js';
+import { fetchServerMetadata, withMetadata, type ServerMetadata } from '../oauth/server-metadata.js';
+import type { ServerConfiguration } from '../oauth/server-configuration.js';
+import type { CachedServerMetadata } from '../store/profile.js';
 import type { Check } from './doctor-checks.js';
 
 const NAME = 'server metadata';

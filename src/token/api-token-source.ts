@@ -1,13 +1,13 @@
-import type { AppContext } from '../../context.js';
-import { MmauthError } from '../../errors.js';
-import { assertCredentialOrigin } from '../../grant/credential-binding.js';
-import { renewalOf, renewToken } from '../../grant/renewal.js';
-import { profileFlag } from '../../settings/next-step.js';
-import { agentSocketOf, pickSetting } from '../../settings/settings.js';
-import { openLocalTarget, requireProfile } from '../../settings/target.js';
-import { agentTokenAfterRefusal } from '../../token/agent-token.js';
-import { usableAccessToken } from '../../token/usable-token.js';
-import type { Output } from '../../ui/output.js';
+import type { AppContext } from '../context.js';
+import { MmauthError } from '../errors.js';
+import { assertCredentialOrigin } from '../grant/credential-binding.js';
+import { renewalOf, renewToken } from '../grant/renewal.js';
+import { profileFlag } from '../settings/next-step.js';
+import { agentSocketOf, pickSetting } from '../settings/settings.js';
+import { openLocalTarget, requireProfile } from '../settings/target.js';
+import { agentTokenAfterRefusal } from './agent-token.js';
+import { usableAccessToken } from './usable-token.js';
+import type { Output } from '../ui/output.js';
 
 /** What of `api`'s options says where its token comes from. */
 export interface ApiTokenOptions {

@@ -1,6 +1,6 @@
 /** The hint for a certificate no trusted CA signed: trust the CA, by the means this Node has. */
 import { describe, expect, it } from 'vitest';
-import { privateCaHint } from '../../../src/failure/failure-hints.js';
+import { privateCaHint } from '../../../src/util/private-ca-hint.js';
 
 describe('privateCaHint', () => {
   it('names NODE_USE_SYSTEM_CA=1 where Node has --use-system-ca (22, 24), NODE_EXTRA_CA_CERTS always', () => {

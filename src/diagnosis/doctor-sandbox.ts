@@ -1,6 +1,6 @@
-import type { AppContext } from '../../context.js';
-import { isMmauthError } from '../../errors.js';
-import { busSocketPaths, findBwrap } from '../../exec/sandbox.js';
+import type { AppContext } from '../context.js';
+import { isMmauthError } from '../errors.js';
+import { busSocketPaths, findBwrap } from '../exec/sandbox.js';
 import { ok, skip, warn, type Check } from './doctor-checks.js';
 
 /** How long the probe may take, in ms. */

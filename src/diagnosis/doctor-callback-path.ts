@@ -3,9 +3,9 @@ import {
   callbackPathClashWarning,
   callbackPathOf,
   type ClashProfile,
-} from '../../settings/callback-path-clash.js';
-import { DEFAULT_CALLBACK_PATH } from '../../settings/redirect-uri.js';
-import type { ProfileStore } from '../../store/store-types.js';
+} from '../settings/callback-path-clash.js';
+import { DEFAULT_CALLBACK_PATH } from '../settings/redirect-uri.js';
+import type { ProfileStore } from '../store/store-types.js';
 import type { Check } from './doctor-checks.js';
 
 /**

@@ -1,15 +1,15 @@
-import type { AppContext } from '../../context.js';
-import { renewalOf } from '../../grant/renewal.js';
-import { createAuthorizationRequest } from '../../oauth/authorization-code.js';
-import { probeAuthorizationEndpoint } from '../../oauth/authorization-probe.js';
-import type { ServerConfiguration } from '../../oauth/server-configuration.js';
-import { checkClientCredentials } from '../../oauth/introspection.js';
-import { lookUpTokenInfo } from '../../oauth/token-info.js';
-import type { Profile } from '../../store/profile.js';
-import { judgeStoredToken } from '../../store/token-state.js';
-import { formatDuration } from '../../ui/format.js';
+import type { AppContext } from '../context.js';
+import { renewalOf } from '../grant/renewal.js';
+import { createAuthorizationRequest } from '../oauth/authorization-code.js';
+import { probeAuthorizationEndpoint } from '../oauth/authorization-probe.js';
+import type { ServerConfiguration } from '../oauth/server-configuration.js';
+import { checkClientCredentials } from '../oauth/introspection.js';
+import { lookUpTokenInfo } from '../oauth/token-info.js';
+import type { Profile } from '../store/profile.js';
+import { judgeStoredToken } from '../store/token-state.js';
+import { formatDuration } from '../ui/format.js';
 import { fail, ok, skip, warn, why, type Check } from './doctor-checks.js';
-import { nextStep } from '../../settings/next-step.js';
+import { nextStep } from '../settings/next-step.js';
 
 /** Whether the profile gets its tokens without the authorization endpoint (client credentials, a personal token). */
 function skipsAuthorization(profile: Profile | undefined): boolean {

@@ -1,9 +1,9 @@
-import { credentialStoreSetting } from '../../context.js';
-import { hasErrorCode } from '../../errors.js';
-import type { ListedProfile } from '../../store/profile-listing.js';
-import type { ProfileStore } from '../../store/profile-store.js';
+import { credentialStoreSetting } from '../context.js';
+import { hasErrorCode } from '../errors.js';
+import type { ListedProfile } from '../store/profile-listing.js';
+import type { ProfileStore } from '../store/profile-store.js';
 import type { Check } from './doctor-checks.js';
-import { nextStep } from '../../settings/next-step.js';
+import { nextStep } from '../settings/next-step.js';
 
 const FALLBACK_FIX =
   'unlock the keyring or start a Secret Service (GNOME Keyring, KWallet, KeePassXC); or set MMAUTH_CREDENTIAL_STORE=file to keep credentials in the file on purpose';
