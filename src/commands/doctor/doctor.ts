@@ -1,34 +1,21 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../../context.js';
-import { isMmauthError, MmauthError, type ErrorCode } from '../../errors.js';
-import { DEFAULT_SCOPE } from '../../oauth/wire.js';
+import { isMmauthError, MmauthError } from '../../errors.js';
+import type { Check } from '../../diagnosis/doctor-checks.js';
 import {
-  checkBaseUrl,
-  checkBrowser,
-  checkConfigFiles,
-  checkLoopback,
-  checkTokenEndpoint,
-  skip,
-  type Check,
-} from '../../diagnosis/doctor-checks.js';
-import { checkAuthorization, checkClientSecret, checkStoredToken } from '../../diagnosis/doctor-grant-checks.js';
-import { isSecretForClient } from '../../grant/credential-binding.js';
-import type { Profile } from '../../store/profile.js';
+  CONFIG_FAILURES,
+  diagnoseProfile,
+  diagnoseWithoutConfig,
+  type DiagnosisOptions,
+} from '../../diagnosis/diagnose.js';
+import { hintOf } from '../../failure/failure-report.js';
 import type { ProfileStore } from '../../store/profile-store.js';
 import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP, type LocalOptions } from '../options.js';
-import { checkKeyring } from '../../diagnosis/doctor-keyring.js';
-import { checkServerMetadata } from '../../diagnosis/doctor-metadata.js';
-import { checkCallbackPath } from '../../diagnosis/doctor-callback-path.js';
-import { checkSandbox } from '../../diagnosis/doctor-sandbox.js';
-import { checksWithoutConfig, CONFIG_FAILURES } from './doctor-without-config.js';
 import type { Output } from '../../ui/output.js';
 import { withoutAgent } from '../local-only-notice.js';
-import { isVerbose, pickSetting } from '../../settings/settings.js';
-import { describeSelection, selectProfile } from '../../settings/profile-selection.js';
+import { isVerbose } from '../../settings/settings.js';
+import { selectProfile } from '../../settings/profile-selection.js';
 import { requireProfile } from '../../settings/target.js';
-
-/** What reading the profile may throw that the keyring check reports instead. */
-const KEYRING_FAILURES = new Set<ErrorCode>(['credentials_lost', 'keyring_unavailable', 'keyring_failed']);
 
 /** Options of `mmauth doctor`. */
 export interface DoctorOptions extends LocalOptions {
@@ -64,7 +51,7 @@ Examples:
 }
 
 /**
- * Runs every check (shared/doctor-checks.ts) for the profile and reports each line ok/warn/fail
+ * Runs every check (diagnoseProfile) for the profile and reports each line ok/warn/fail
  * with its fix; --json prints `{profile, ok, checks: [{name, status, detail, fix}]}`. Throws
  * `doctor_failed` (exit 1) after printing when a check failed; warnings alone exit 0.
  */
@@ -80,7 +67,9 @@ export async function runDoctor(options: DoctorOptions, given: AppContext): Prom
   } catch (error) {
     if (!isMmauthError(error) || !CONFIG_FAILURES.has(error.code)) throw error;
     const profileName = options.profile ?? (ctx.env.MMAUTH_PROFILE?.trim() || 'default');
-    return reportChecks(profileName, await checksWithoutConfig(error, options, ctx, out), options, out);
+    const fix = hintOf(error, { command: 'doctor', profileName: 'default', origin: undefined });
+    const checks = await diagnoseWithoutConfig(error, fix, doctorSettings(options, ctx, out), ctx);
+    return reportChecks(profileName, checks, options, out);
   }
   const selection = await selectProfile(options.profile, ctx, store);
   const profileName = selection.name;
@@ -88,68 +77,7 @@ export async function runDoctor(options: DoctorOptions, given: AppContext): Prom
   if (selection.selectedBy !== 'default' && store.listOne(profileName) === undefined) {
     requireProfile({ profile: undefined, profileName, store, selection });
   }
-  // A keyring that cannot open the profile is a finding (the keyring check), not a stop: the
-  // checks that need its credentials do without them.
-  let readFailure: unknown;
-  const profile = await store.read(profileName).catch(async (error: unknown) => {
-    if (!isMmauthError(error) || !KEYRING_FAILURES.has(error.code)) throw error;
-    readFailure = error;
-    return store.read(profileName, { ifCredentialsLost: 'omit' }).catch(() => undefined);
-  });
-  const listed = store.listOne(profileName);
-  // The settings are in the readable part of the file whatever the keyring does.
-  const settings: Profile | undefined =
-    profile ??
-    (listed === undefined
-      ? undefined
-      : { ...listed, clientSecret: undefined, token: undefined, pendingLogin: undefined });
-  const checks: Check[] = [
-    { name: 'profile', status: 'ok', detail: `${profileName} (${describeSelection(selection)})` },
-    ...checkConfigFiles(store.path),
-  ];
-  checks.push(await checkKeyring(store, profileName, listed, readFailure, ctx.env));
-  const baseUrl = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, settings?.baseUrl);
-  const base = checkBaseUrl(baseUrl, ctx.env);
-  checks.push(...base.checks);
-  if (base.endpoints !== undefined) {
-    const trace = isVerbose(options, ctx.env) ? (line: string) => out.debug(line) : undefined;
-    const fetch = ctx.http(options.timeout * 1000, trace).fetch;
-    // The server's metadata (RFC 8414), read now and compared with the profile's copy; its endpoints are the ones checked.
-    const metadata = await checkServerMetadata({ endpoints: base.endpoints, fetch }, settings?.serverMetadata);
-    checks.push(...metadata.checks);
-    checks.push(checkCallbackPath(store, profileName, base.endpoints.baseUrl, settings));
-    const server = { endpoints: metadata.endpoints, fetch };
-    const reachable = await checkTokenEndpoint(server, ctx.nowMs());
-    checks.push(...reachable);
-    if (reachable[0]?.status !== 'fail') {
-      const clientId = pickSetting(options.clientId, ctx.env.MMAUTH_CLIENT_ID, settings?.clientId);
-      const scope = settings?.scope ?? DEFAULT_SCOPE;
-      checks.push(await checkAuthorization(server, listedGrant(settings, listed), clientId, scope));
-      const storedSecret =
-        settings !== undefined && isSecretForClient(settings, clientId) ? settings?.clientSecret : undefined;
-      const secretCheck = await checkClientSecret(
-        server,
-        clientId,
-        pickSetting(undefined, ctx.env.MMAUTH_CLIENT_SECRET, storedSecret),
-      );
-      checks.push(secretCheck);
-      const isSameServer =
-        settings?.baseUrl === undefined || new URL(settings.baseUrl).origin === new URL(base.endpoints.baseUrl).origin;
-      // The stored token goes only to its own server; a keyring that cannot open it is the keyring check's finding.
-      if (isSameServer && readFailure === undefined)
-        checks.push(await checkStoredToken(server, profile, profileName, ctx, secretCheck.status === 'ok'));
-    }
-  }
-  // A client-credentials profile never opens a browser: no warning about one.
-  const grantOf = listedGrant(settings, listed);
-  const isClientOnly = (grantOf?.token?.grant ?? grantOf?.lastGrant) === 'client_credentials';
-  checks.push(
-    isClientOnly
-      ? skip('browser', 'not used by this profile (client credentials)')
-      : checkBrowser(ctx.env, ctx.platform),
-    await checkLoopback(),
-    await checkSandbox(ctx),
-  );
+  const checks = await diagnoseProfile(store, selection, doctorSettings(options, ctx, out), ctx);
   reportChecks(profileName, checks, options, out);
 }
 
@@ -180,8 +108,8 @@ function reportChecks(profileName: string, checks: readonly Check[], options: Do
   }
 }
 
-/** The profile as the authorization check judges it: with its token's grant even when the token cannot be opened. */
-function listedGrant(settings: Profile | undefined, listed: { lastGrant?: Profile['lastGrant'] } | undefined) {
-  if (settings === undefined || settings.token !== undefined) return settings;
-  return { ...settings, lastGrant: settings.lastGrant ?? listed?.lastGrant };
+/** What the diagnosis takes of doctor's options: the server and client given, the bound, the trace. */
+function doctorSettings(options: DoctorOptions, ctx: AppContext, out: Output): DiagnosisOptions {
+  const trace = isVerbose(options, ctx.env) ? (line: string) => out.debug(line) : undefined;
+  return { baseUrl: options.baseUrl, clientId: options.clientId, timeout: options.timeout, trace };
 }
