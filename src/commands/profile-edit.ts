@@ -1,12 +1,10 @@
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
-import { resolveEndpoints } from '../oauth/endpoints.js';
 import { assertProfileName, emptyProfile, type Profile } from '../store/profile.js';
-import { isVisibleWord } from '../util/visible-word.js';
 import { forgetProfileCredentials, logOutProfile, type LogoutOptions } from './logout.js';
 import { DIRECTORY_FILE, MAX_DIRECTORY_FILE_BYTES } from '../settings/profile-selection.js';
-import { parseLoopbackRedirectUri } from '../settings/redirect-uri.js';
-import { resolveScope } from '../settings/settings.js';
+import { checkedProfileSettings, writeDirectoryFile } from '../settings/profile-settings.js';
+import { bindingMove } from '../grant/credential-binding.js';
 
 /** Options of `profile create` and `profile set`: the settings a profile holds. */
 export interface ProfileSettingsOptions {
@@ -35,20 +33,6 @@ async function existing(name: string, ctx: AppContext) {
   return { store, profileName };
 }
 
-/** The settings given, checked: a base URL by every command's rules, a client id, scopes, a loopback redirect URI. */
-function checkedSettings(options: ProfileSettingsOptions): Partial<Profile> {
-  const settings: Partial<Profile> = {};
-  if (options.baseUrl !== undefined) settings.baseUrl = resolveEndpoints(options.baseUrl).baseUrl;
-  if (options.clientId !== undefined) {
-    if (!isVisibleWord(options.clientId))
-      throw new MmauthError('usage', 'a client id is printable ASCII without spaces');
-    settings.clientId = options.clientId;
-  }
-  if (options.scope !== undefined) settings.scope = resolveScope(options.scope, undefined, '');
-  if (options.redirectUri !== undefined) settings.redirectUri = parseLoopbackRedirectUri(options.redirectUri).uri;
-  return settings;
-}
-
 /**
  * `profile use NAME`: makes NAME the current profile (kept in the config file, under the lock); with
  * `--directory [DIR]`, writes DIR/.mmauth-profile (the name and a newline, mode 0644, never through
@@ -68,21 +52,9 @@ export async function runProfileUse(
     );
     return;
   }
-  const { resolve, join } = await import('node:path');
-  const { closeSync, constants, openSync, rmSync, writeSync } = await import('node:fs');
+  const { resolve } = await import('node:path');
   const dir = typeof options.directory === 'string' ? resolve(ctx.cwd(), options.directory) : ctx.cwd();
-  const path = join(dir, DIRECTORY_FILE);
-  try {
-    rmSync(path, { force: true });
-    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
-    try {
-      writeSync(fd, `${profileName}\n`);
-    } finally {
-      closeSync(fd);
-    }
-  } catch (error) {
-    throw new MmauthError('usage', `cannot write ${path}: ${error instanceof Error ? error.message : String(error)}`);
-  }
+  const path = writeDirectoryFile(dir, profileName);
   // Written by the user's own command: approved as written (attacks N12).
   await store.approveDirectoryFile(path, profileName);
   out.success(`Commands run in ${dir} or below it now use profile "${profileName}" (${path}).`);
@@ -97,7 +69,7 @@ export async function runProfileCreate(name: string, options: ProfileSettingsOpt
   const store = await ctx.openStore();
   const profileName = assertProfileName(name);
   if (options.baseUrl === undefined) throw new MmauthError('no_base_url', 'profile create needs --base-url URL');
-  const settings = checkedSettings(options);
+  const settings = checkedProfileSettings(options);
   if (store.listOne(profileName) !== undefined) {
     throw new MmauthError('profile_exists', `a profile "${profileName}" exists already`, {
       hint: `change it with \`mmauth profile set ${profileName} …\``,
@@ -119,10 +91,6 @@ function jsonSettings(settings: Partial<Profile>): Record<string, string | null>
   };
 }
 
-function originOf(url: string | undefined): string | undefined {
-  return url === undefined ? undefined : new URL(url).origin;
-}
-
 /**
  * `profile set NAME [--base-url] [--client-id] [--scope] [--redirect-uri] [--replace]`: changes
  * settings. Another origin or client id on a profile holding credentials is refused
@@ -132,19 +100,13 @@ function originOf(url: string | undefined): string | undefined {
 export async function runProfileSet(name: string, options: ProfileSettingsOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const { store, profileName } = await existing(name, ctx);
-  const settings = checkedSettings(options);
-  const listed = store.listOne(profileName);
-  const hasCredentials = listed?.token !== undefined || listed?.hasClientSecret === true;
-  const movesOrigin = settings.baseUrl !== undefined && originOf(settings.baseUrl) !== originOf(listed?.baseUrl);
-  const movesClient = settings.clientId !== undefined && settings.clientId !== listed?.clientId;
-  if (hasCredentials && (movesOrigin || movesClient)) {
+  const settings = checkedProfileSettings(options);
+  const move = bindingMove(store.listOne(profileName), settings);
+  if (move !== undefined) {
     if (options.replace !== true) {
-      const what = movesOrigin
-        ? `${listed?.baseUrl ?? ''} to ${settings.baseUrl ?? ''}`
-        : `client ${listed?.clientId ?? ''} to ${settings.clientId ?? ''}`;
       throw new MmauthError(
         'base_url_mismatch',
-        `profile "${profileName}" holds credentials bound to its server and client; refusing to move it from ${what}`,
+        `profile "${profileName}" holds credentials bound to its server and client; refusing to move it from ${move}`,
         { hint: `pass --replace to end its grant first (as logout does) and drop its credentials` },
       );
     }

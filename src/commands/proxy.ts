@@ -1,13 +1,12 @@
-import { join } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
-import { resolveEndpoints } from '../oauth/endpoints.js';
 import { allowedPathsProblem } from '../loopback/proxy-path.js';
 import { versioned } from '../ui/json-document.js';
 import type { Output } from '../ui/output.js';
 import { withRenewalOptions, withTokenOptions } from './options.js';
 import type { UsableTokenOptions } from '../token/usable-token.js';
+import type { RunningProxy } from '../token/profile-proxy.js';
 
 /** Options of `mmauth proxy`. */
 export interface ProxyOptions extends UsableTokenOptions {
@@ -19,22 +18,10 @@ export interface ProxyOptions extends UsableTokenOptions {
   allowPaths?: string[];
 }
 
-/** A running proxy for a profile: its address, its Unix socket, and close() (which waits for a renewal in flight). */
-export interface RunningProxy {
-  url: string;
-  /** The proxy's Unix socket, in a private (0700) directory of its own, removed on close. */
-  socketPath: string;
-  /** The profile whose token it adds, and its server. */
-  profileName: string;
-  baseUrl: string;
-  close(): Promise<void>;
-}
-
 /**
- * Starts the authenticating proxy for the profile (`mmauth proxy`, `exec --proxy`; an earlier change): its
- * token kept as exec keeps one (keepProfileToken), requests forwarded to the profile's base URL only
- * (startApiProxy), one line per request on stderr with --verbose (never a token). Throws what
- * usableAccessToken throws, `no_base_url` without a base URL, `usage` for a bad --allow-methods or --allow-paths.
+ * Starts the authenticating proxy for the profile (`mmauth proxy`, `exec --proxy`): the options
+ * checked, then serveProfileApi; one line per request on stderr with --verbose (never a token).
+ * Throws `usage` for a bad --allow-methods or --allow-paths, and what serveProfileApi throws.
  */
 export async function startProfileProxy(options: ProxyOptions, ctx: AppContext, out: Output): Promise<RunningProxy> {
   const methods = options.allowMethods?.split(',').map((method) => method.trim().toUpperCase());
@@ -43,40 +30,19 @@ export async function startProfileProxy(options: ProxyOptions, ctx: AppContext, 
   }
   const pathsProblem = options.allowPaths === undefined ? undefined : allowedPathsProblem(options.allowPaths);
   if (pathsProblem !== undefined) throw new MmauthError('usage', `--allow-paths: ${pathsProblem}`);
-  const [{ keepProfileToken }, { startApiProxy }, { createPrivateDir }] = await Promise.all([
-    import('../token/profile-token.js'),
-    import('../loopback/api-proxy.js'),
-    import('../exec/token-file.js'),
-  ]);
-  const { keeper, baseUrl, first } = await keepProfileToken(options, ctx, out, () => undefined);
-  if (baseUrl === undefined) throw new MmauthError('no_base_url', 'the proxy needs the profile to have a base URL');
-  const dir = createPrivateDir(ctx.env, 'mmauth-proxy-');
-  const proxy = await startApiProxy({
-    upstream: new URL(resolveEndpoints(baseUrl).baseUrl),
-    port: options.port,
-    socketPath: join(dir.path, 'api.sock'),
-    tokens: {
-      current: async () => (await keeper.fresh()).accessToken,
-      renewAfterRefusal: async (refused) => (await keeper.refused(refused)).accessToken,
+  const { serveProfileApi } = await import('../token/profile-proxy.js');
+  return serveProfileApi(
+    {
+      ...options,
+      allowMethods: methods === undefined ? undefined : new Set(methods),
+      onRequest:
+        options.verbose === true
+          ? (r) => out.debug(`${r.method} ${r.path} ${r.status} ${r.durationMs} ms${r.isRenewed ? ' (renewed)' : ''}`)
+          : undefined,
     },
-    allowMethods: methods === undefined ? undefined : new Set(methods),
-    allowPaths: options.allowPaths,
-    onRequest:
-      options.verbose === true
-        ? (r) => out.debug(`${r.method} ${r.path} ${r.status} ${r.durationMs} ms${r.isRenewed ? ' (renewed)' : ''}`)
-        : undefined,
-  });
-  return {
-    url: proxy.url,
-    socketPath: join(dir.path, 'api.sock'),
-    profileName: first.profileName,
-    baseUrl,
-    close: async () => {
-      await proxy.close();
-      await keeper.stop();
-      dir.remove();
-    },
-  };
+    ctx,
+    out,
+  );
 }
 
 /** Registers `mmauth proxy`; the logic is runProxy. */

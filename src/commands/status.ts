@@ -1,16 +1,16 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { agentSocketOf } from '../settings/settings.js';
-import { hasErrorCode, MmauthError } from '../errors.js';
+import { MmauthError } from '../errors.js';
 import { LOST_KEY } from '../store/credential-vault.js';
-import type { ProfileStore } from '../store/store-types.js';
 import type { ListedProfile } from '../store/profile-listing.js';
 import { formatDuration, formatInstant, maskToken } from '../ui/format.js';
-import { judgeStoredToken, secondsLeft, type TokenState } from '../store/token-state.js';
+import { secondsLeft, type TokenState } from '../store/token-state.js';
 import { nextStep } from '../settings/next-step.js';
 import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './options.js';
 import { renewalOf, type RenewalKind } from '../grant/renewal.js';
-import { checkStoredTokens, type TokenCheck } from '../token/token-check.js';
+import type { TokenCheck } from '../token/token-check.js';
+import { profileStatuses } from '../token/profile-status.js';
 
 const RENEWAL_WORDS: Record<RenewalKind, string> = {
   refresh_token: 'refresh token',
@@ -99,27 +99,12 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
   if (options.profile !== undefined && profiles.length === 0) {
     requireProfile({ profile: undefined, profileName: selected, store, selection });
   }
-  let unreachable: unknown;
-  const checks =
-    options.check === true
-      ? await checkStoredTokens(
-          store,
-          profiles.map(({ name }) => name),
-          options.timeout,
-          ctx,
-          (name, error) => {
-            if (name === selected) unreachable = error;
-          },
-        )
-      : new Map<string, TokenCheck>();
-  const lost = await lostCredentials(store, profiles);
-  const rows = profiles.map(({ name, profile }) => ({
-    name,
-    profile,
-    state: judgeStoredToken(profile.token, nowMs),
-    check: checks.get(name) ?? null,
-    lost: lost.get(name),
-  }));
+  const { rows, unreachable } = await profileStatuses(
+    store,
+    profiles,
+    { check: options.check === true, timeoutSeconds: options.timeout, selected },
+    ctx,
+  );
   if (options.json === true) {
     out.json({
       config_file: store.path,
@@ -216,25 +201,4 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
       hint: `run \`${nextStep(current?.profile.lastGrant, selected)}\``,
     });
   }
-}
-
-/**
- * The keyring profiles among `profiles` whose sealed credentials no longer open, each with the
- * `credentials_lost` error reading them threw. Any other failure (a keyring
- * that does not answer) is status's to leave unsaid: it never throws.
- */
-async function lostCredentials(
-  store: ProfileStore,
-  profiles: ReadonlyArray<{ name: string; profile: ListedProfile }>,
-): Promise<Map<string, MmauthError>> {
-  const lost = new Map<string, MmauthError>();
-  for (const { name, profile } of profiles) {
-    if (profile.credentialsIn !== 'keyring' || (!profile.hasClientSecret && profile.token === undefined)) continue;
-    try {
-      await store.read(name);
-    } catch (error) {
-      if (hasErrorCode(error, 'credentials_lost')) lost.set(name, error);
-    }
-  }
-  return lost;
 }

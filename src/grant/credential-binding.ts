@@ -86,3 +86,25 @@ export function assertMayStore(
     );
   }
 }
+
+/**
+ * What `settings` would move a profile holding credentials to (its base URL's origin, or its client
+ * id), worded as "FROM to TO"; undefined when it moves neither, or the profile holds none. The
+ * credentials are bound to both: such a change must end the grant first.
+ */
+export function bindingMove(
+  listed:
+    | { baseUrl?: string | undefined; clientId?: string | undefined; token?: unknown; hasClientSecret: boolean }
+    | undefined,
+  settings: Pick<Partial<Profile>, 'baseUrl' | 'clientId'>,
+): string | undefined {
+  if (listed === undefined || (listed.token === undefined && !listed.hasClientSecret)) return undefined;
+  const from = listed.baseUrl === undefined ? undefined : originOf(listed.baseUrl);
+  if (settings.baseUrl !== undefined && originOf(settings.baseUrl) !== from) {
+    return `${listed.baseUrl ?? ''} to ${settings.baseUrl}`;
+  }
+  if (settings.clientId !== undefined && settings.clientId !== listed.clientId) {
+    return `client ${listed.clientId ?? ''} to ${settings.clientId}`;
+  }
+  return undefined;
+}
