@@ -5,6 +5,7 @@ import { MmauthError } from '../errors.js';
 import { versioned } from '../ui/json-document.js';
 import type { Output } from '../ui/output.js';
 import { withoutAgent } from './local-only-notice.js';
+import { whenAborted } from '../util/when-aborted.js';
 
 /** Options of `mmauth agent`. */
 export interface AgentOptions {
@@ -173,13 +174,7 @@ async function serveAgent(
         : undefined,
   });
   announce(out, options, socket, process.pid);
-  const stopped = new Promise<void>((resolve) => {
-    if (ctx.signal.aborted) resolve();
-    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-    process.once('SIGTERM', () => resolve());
-    process.once('SIGHUP', () => resolve());
-  });
-  await stopped;
+  await whenAborted(ctx.signal, ['SIGTERM', 'SIGHUP']);
   await server.close();
   rmSync(socket, { force: true });
 }

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { SCHEMA_VERSION } from '../ui/json-document.js';
 import { parseSeconds } from './options.js';
+import { whenAborted } from '../util/when-aborted.js';
 
 /** Options of `mmauth emulator`. */
 export interface EmulatorCommandOptions {
@@ -129,10 +130,7 @@ export async function runEmulator(options: EmulatorCommandOptions, ctx: AppConte
   out.info(
     `\nTry: MMAUTH_BASE_URL=${emulator.baseUrl} MMAUTH_CLIENT_ID=${emulator.publicClient.clientId} mmauth login\nPress Ctrl-C to stop.`,
   );
-  await new Promise<void>((resolve) => {
-    if (ctx.signal.aborted) resolve();
-    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
+  await whenAborted(ctx.signal);
   await emulator.close();
   out.info('emulator stopped');
 }

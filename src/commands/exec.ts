@@ -92,40 +92,13 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
     if (options.serve === true) throw new MmauthError('usage', '--proxy gives the child no token: drop --serve');
     return runExecProxied(program, args, options, ctx, sandbox);
   }
-  const [{ createTokenFile }, { keepProfileToken }] = await Promise.all([
-    import('../exec/token-file.js'),
-    import('../token/profile-token.js'),
-  ]);
-  // The file is made once the first token is known (the keeper's, should it have renewed already).
-  let fileRef: ReturnType<typeof createTokenFile> | undefined;
-  const { keeper } = await keepProfileToken(options, ctx, out, (token) => fileRef?.write(token));
-  const file = createTokenFile(ctx.env, keeper.accessToken);
-  fileRef = file;
-  let server:
-    { url: string; authorization: string; socketPath: string | undefined; close(): Promise<void> } | undefined;
+  const { supplyChildToken } = await import('../token/child-token.js');
+  const supply = await supplyChildToken(options, ctx, out);
   try {
-    if (options.serve === true) {
-      const { startTokenServer } = await import('../loopback/token-server.js');
-      const { join } = await import('node:path');
-      server = await startTokenServer(() => keeper.fresh(), join(file.dir, 'token.sock'));
-    }
-    const env = childEnvironment(ctx.env, {
-      [options.tokenEnv]: keeper.accessToken,
-      MMAUTH_TOKEN_FILE: file.path,
-      ...(server === undefined
-        ? {}
-        : {
-            MMAUTH_TOKEN_URL: server.url,
-            MMAUTH_TOKEN_URL_AUTHORIZATION: server.authorization,
-            ...(server.socketPath === undefined ? {} : { MMAUTH_TOKEN_SOCKET: server.socketPath }),
-          }),
-    });
-    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), file.dir, sandbox));
+    const env = childEnvironment(ctx.env, supply.variables);
+    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), supply.dir, sandbox));
   } finally {
-    // A renewal in flight is waited for, so the pair it brings is stored, never lost.
-    await keeper.stop();
-    await server?.close();
-    file.remove();
+    await supply.stop();
   }
 }
 

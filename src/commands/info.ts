@@ -1,13 +1,9 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { requireTokenInfo } from '../oauth/token-info.js';
 import { describeLifetime, formatInstant, maskToken } from '../ui/format.js';
-import { selectAccessToken } from '../token/access-token.js';
 import { withCommonOptions, type CommonOptions } from './options.js';
 import { resolveTarget } from '../settings/target.js';
-import { assertCredentialOrigin } from '../grant/credential-binding.js';
-import { isFresh, renewalOf } from '../grant/renewal.js';
-import { usableAccessToken } from '../token/usable-token.js';
+import { askTokenInfo } from '../token/profile-token-info.js';
 import { withoutAgent } from './local-only-notice.js';
 
 /** Registers `mmauth info`; the logic is runInfo. */
@@ -46,21 +42,8 @@ export async function runInfo(options: InfoOptions, given: AppContext): Promise<
   // This machine's own profile: a token from an agent never goes to the server named here.
   const ctx = withoutAgent(given);
   const out = await ctx.output();
-  let target = await resolveTarget(options, ctx, { needsStoredToken: true });
-  const { profile } = target;
-  const stored = profile?.token;
-  const isStale = stored !== undefined && !isFresh(stored, ctx.nowMs(), 0);
-  const canRenew = profile !== undefined && renewalOf(profile, ctx.env) !== 'none';
-  if (options.renew !== false && !ctx.env.MMAUTH_TOKEN?.trim() && isStale && canRenew) {
-    assertCredentialOrigin(target.profileName, profile, target.endpoints.baseUrl);
-    const renewal = { profile: target.profileName, minTtl: 0, renew: true, timeout: options.timeout };
-    const verbose = options.verbose === undefined ? {} : { verbose: options.verbose };
-    const renewed = await usableAccessToken({ ...renewal, ...verbose }, ctx, (line) => out.warn(line));
-    // The renewal wrote the new pair; ask about it without reading the profile again.
-    target = { ...target, profile: { ...profile, token: renewed.stored } };
-  }
-  const { accessToken } = selectAccessToken(ctx, target.profileName, target.profile, target.endpoints.baseUrl);
-  const info = await requireTokenInfo(target.server, accessToken);
+  const target = await resolveTarget(options, ctx, { needsStoredToken: true });
+  const { accessToken, info } = await askTokenInfo(target, options, ctx, (line) => out.warn(line));
   const nowMs = ctx.nowMs();
   if (options.json === true) {
     out.json({

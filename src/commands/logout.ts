@@ -4,8 +4,6 @@ import { withClientOptions, withCommonOptions } from './options.js';
 import { isMmauthError } from '../errors.js';
 import { forgetProfileCredentials, logOutProfile, type LogoutResult, type SignOutOptions } from '../signin/sign-out.js';
 
-export { forgetProfileCredentials, logOutProfile, type LogoutResult };
-
 /** Options of `mmauth logout`. */
 export interface LogoutOptions extends SignOutOptions {
   /** Every profile (`logout --all`). */

@@ -1,7 +1,8 @@
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { assertProfileName, emptyProfile, type Profile } from '../store/profile.js';
-import { forgetProfileCredentials, logOutProfile, type LogoutOptions } from './logout.js';
+import type { LogoutOptions } from './logout.js';
+import { forgetProfileCredentials, logOutProfile } from '../signin/sign-out.js';
 import { DIRECTORY_FILE, MAX_DIRECTORY_FILE_BYTES } from '../settings/profile-selection.js';
 import { checkedProfileSettings, writeDirectoryFile } from '../settings/profile-settings.js';
 import { bindingMove } from '../grant/credential-binding.js';

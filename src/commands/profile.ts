@@ -1,8 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
-import { hasErrorCode, type MmauthError } from '../errors.js';
 import { judgeStoredToken } from '../store/token-state.js';
-import { formatInstant } from '../ui/format.js';
+import { alignColumns, formatInstant } from '../ui/format.js';
 import {
   runProfileCreate,
   runProfileRemove,
@@ -12,7 +11,7 @@ import {
   runProfileUse,
 } from './profile-edit.js';
 import { withClientOptions, withCommonOptions } from './options.js';
-import { describeSelection, selectProfile } from '../settings/profile-selection.js';
+import { describeSelection, selectionForListing } from '../settings/profile-selection.js';
 
 /** Registers `mmauth profile list|use|create|set|rename|remove`; the logic is in runProfileX. */
 export function registerProfile(program: Command, ctx: AppContext): void {
@@ -100,13 +99,7 @@ export async function runProfileList(options: { json?: boolean; names?: boolean 
     return;
   }
   // A directory file that fails closed makes no profile current here; the list still shows them all.
-  let refusal: MmauthError | undefined;
-  const selection = await selectProfile(undefined, ctx, store).catch((error: unknown) => {
-    if (!hasErrorCode(error, 'directory_file_not_approved') && !hasErrorCode(error, 'directory_file_invalid'))
-      throw error;
-    refusal = error;
-    return { name: '', selectedBy: 'directory' as const, directoryFile: error.details.file };
-  });
+  const { selection, refusal } = await selectionForListing(ctx, store);
   const nowMs = ctx.nowMs();
   const profiles = store.list().map(({ name, profile }): ProfileListJson => {
     const hasCredentials = profile.token !== undefined || profile.hasClientSecret;
@@ -140,9 +133,7 @@ export async function runProfileList(options: { json?: boolean; names?: boolean 
     p.state === 'none' ? 'no token' : `${p.grant ?? ''} token ${p.state}`,
     `credentials: ${p.credentials}`,
   ]);
-  const widths = rows.reduce((max, row) => row.map((cell, i) => Math.max(cell.length, max[i] ?? 0)), [] as number[]);
-  for (const row of rows)
-    out.info(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '));
+  for (const line of alignColumns(rows)) out.info(line);
   // Never name a profile that does not exist as the current one.
   if (refusal !== undefined) out.warn(`Current: none here: ${refusal.message}`);
   else if (store.listOne(selection.name) === undefined)

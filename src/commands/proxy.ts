@@ -7,6 +7,7 @@ import type { Output } from '../ui/output.js';
 import { withRenewalOptions, withTokenOptions } from './options.js';
 import type { UsableTokenOptions } from '../token/usable-token.js';
 import type { RunningProxy } from '../token/profile-proxy.js';
+import { whenAborted } from '../util/when-aborted.js';
 
 /** Options of `mmauth proxy`. */
 export interface ProxyOptions extends UsableTokenOptions {
@@ -83,9 +84,6 @@ export async function runProxy(options: ProxyOptions, ctx: AppContext): Promise<
     out.info(
       `Serving ${proxy.baseUrl} with profile "${proxy.profileName}"'s token on ${proxy.url} and on the Unix socket ${proxy.socketPath} (Ctrl-C stops)`,
     );
-  await new Promise<void>((resolve) => {
-    if (ctx.signal.aborted) resolve();
-    ctx.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
+  await whenAborted(ctx.signal);
   await proxy.close();
 }

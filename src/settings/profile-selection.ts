@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { MmauthError } from '../errors.js';
+import { hasErrorCode, MmauthError } from '../errors.js';
 import { assertProfileName } from '../store/profile.js';
 import type { ProfileStore } from '../store/profile-store.js';
 
@@ -164,5 +164,23 @@ export function describeSelection(selection: ProfileSelection): string {
       return 'the current profile (mmauth profile use)';
     case 'default':
       return 'the default profile';
+  }
+}
+
+/**
+ * The selection a listing of every profile shows: selectProfile's, except that a directory file
+ * that fails closed (`directory_file_not_approved`, `directory_file_invalid`) makes no profile
+ * current here (an empty name), its refusal given back. Throws what selectProfile throws otherwise.
+ */
+export async function selectionForListing(
+  ctx: AppContext,
+  store: Pick<ProfileStore, 'currentProfile' | 'approvedDirectoryFiles'>,
+): Promise<{ selection: ProfileSelection; refusal: MmauthError | undefined }> {
+  try {
+    return { selection: await selectProfile(undefined, ctx, store), refusal: undefined };
+  } catch (error) {
+    if (!hasErrorCode(error, 'directory_file_not_approved') && !hasErrorCode(error, 'directory_file_invalid'))
+      throw error;
+    return { selection: { name: '', selectedBy: 'directory', directoryFile: error.details.file }, refusal: error };
   }
 }

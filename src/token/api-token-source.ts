@@ -1,4 +1,8 @@
 import type { AppContext } from '../context.js';
+import { sendWithToken } from '../http/authenticated-request.js';
+import type { StreamedResponse } from '../http/stream-request.js';
+import { parseChallengeError } from '../oauth/describe-error.js';
+import { monotonicMs } from '../util/monotonic.js';
 import { MmauthError } from '../errors.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { renewalOf, renewToken } from '../grant/renewal.js';
@@ -108,4 +112,54 @@ export async function apiTokenSource(options: ApiTokenOptions, ctx: AppContext, 
       return renewed.accessToken;
     },
   };
+}
+
+/** Whether the answer says the token itself was refused: a 401 whose challenge says invalid_token (RFC 6750 §3.1). */
+function isInvalidToken(response: StreamedResponse): boolean {
+  return (
+    response.status === 401 && parseChallengeError(response.headers['www-authenticate'])?.error === 'invalid_token'
+  );
+}
+
+/**
+ * Sends `request` with `source`'s token (RFC 6750 §2.1), streamed, bounded by `timeoutSeconds`; a
+ * 401 invalid_token renews once (source.renewAfterRefusal, whatever the lifetime left; `onRenewed`
+ * is told) and replays the buffered request once when the token can be renewed. Resolves with the
+ * final answer, refused or not, and the ms from the first byte sent (not counting the token's
+ * wait); throws network errors and what the renewal throws.
+ */
+export async function callWithToken(
+  request: { url: URL; method: string; headers: Record<string, string>; body: Uint8Array | undefined },
+  source: ApiTokenSource,
+  options: { timeoutSeconds: number; trace: ((line: string) => void) | undefined; onRenewed: () => void },
+  ctx: AppContext,
+): Promise<{ response: StreamedResponse; durationMs: number }> {
+  const { accessToken, canReplay } = await source.token();
+  const startedMs = monotonicMs();
+  ctx.secrets.remember(accessToken);
+  const { trace } = options;
+  const send = (accessToken: string) =>
+    ctx.stream(
+      request.url,
+      {
+        method: request.method,
+        headers: { ...request.headers, authorization: `Bearer ${accessToken}` },
+        body: request.body,
+      },
+      { timeoutMs: options.timeoutSeconds * 1000, secrets: [accessToken], ...(trace === undefined ? {} : { trace }) },
+    );
+  const tokens = {
+    current: () => Promise.resolve(accessToken),
+    async renewAfterRefusal() {
+      const renewed = await source.renewAfterRefusal(trace);
+      options.onRenewed();
+      return renewed;
+    },
+  };
+  const { answer } = await sendWithToken(send, tokens, {
+    isRefused: isInvalidToken,
+    canReplay,
+    discard: (refused) => void refused.body.resume(),
+  });
+  return { response: answer, durationMs: Math.round(monotonicMs() - startedMs) };
 }

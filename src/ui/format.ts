@@ -43,3 +43,11 @@ export function describeLifetime(expiresInSeconds: number | null | undefined, no
   }
   return `${formatDuration(expiresInSeconds)} (until ${formatInstant(nowMs + expiresInSeconds * 1000)})`;
 }
+
+/** `rows` as lines of columns as wide as their longest cell, two spaces apart (the last column unpadded). */
+export function alignColumns(rows: readonly (readonly string[])[]): string[] {
+  const widths = rows.reduce((max, row) => row.map((cell, i) => Math.max(cell.length, max[i] ?? 0)), [] as number[]);
+  return rows.map((row) =>
+    row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '),
+  );
+}

@@ -67,7 +67,20 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   signin: ['context', 'errors', 'grant', 'http', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
   // What `doctor` checks (the machine, the server, the grant), each check a result; the command prints them.
   diagnosis: ['browser', 'context', 'errors', 'exec', 'grant', 'http', 'oauth', 'settings', 'store', 'ui', 'util'],
-  token: ['agent', 'context', 'errors', 'exec', 'grant', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
+  token: [
+    'agent',
+    'context',
+    'errors',
+    'exec',
+    'grant',
+    'http',
+    'loopback',
+    'oauth',
+    'settings',
+    'store',
+    'ui',
+    'util',
+  ],
   // What `exec` runs a child with: its private token files, the watchdog, bubblewrap's sandbox.
   exec: ['errors', 'util'],
   // The token agent's protocol, client and server (mmauth agent): what crosses its socket, nothing of the store.

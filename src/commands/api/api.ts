@@ -8,11 +8,9 @@ import { buildApiRequest, type ApiRequest } from './api-request.js';
 import { profileFlag } from '../../settings/next-step.js';
 import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP } from '../options.js';
 import { isVerbose } from '../../settings/settings.js';
-import { apiTokenSource } from '../../token/api-token-source.js';
+import { apiTokenSource, callWithToken } from '../../token/api-token-source.js';
 import { resolveEndpoints } from '../../oauth/endpoints.js';
 import { redactUrl } from '../../http/redact.js';
-import { sendWithToken } from '../../http/authenticated-request.js';
-import { monotonicMs } from '../../util/monotonic.js';
 
 /** Options of `mmauth api`. */
 export interface ApiOptions {
@@ -77,13 +75,6 @@ Examples:
     .action(async (target, options) => runApi(target, options, ctx));
 }
 
-/** Whether the answer says the token itself was refused: a 401 whose challenge says invalid_token (RFC 6750 §3.1). */
-function isInvalidToken(response: StreamedResponse): boolean {
-  return (
-    response.status === 401 && parseChallengeError(response.headers['www-authenticate'])?.error === 'invalid_token'
-  );
-}
-
 /**
  * One authenticated request (RFC 6750 §2.1) to `target` on the profile's server, with the token
  * `token` would print (renewed first when stale). A 401 invalid_token renews once, whatever the
@@ -100,40 +91,18 @@ export async function runApi(target: string, options: ApiOptions, ctx: AppContex
   const request = await buildApiRequest(target, baseUrl, options, ctx);
   // Credential-like query values (access_token=, api_key=, …) become known secrets: no line prints them.
   redactUrl(request.url.href, ctx.secrets);
-  const { accessToken, canReplay } = await source.token();
-  ctx.secrets.remember(accessToken);
   const trace = isVerbose(options, ctx.env) ? (line: string) => out.debug(line) : undefined;
-  const send = (accessToken: string) =>
-    ctx.stream(
-      request.url,
-      {
-        method: request.method,
-        headers: { ...request.headers, authorization: `Bearer ${accessToken}` },
-        body: request.body,
-      },
-      {
-        timeoutMs: options.timeout * 1000,
-        secrets: [accessToken],
-        ...(trace === undefined ? {} : { trace }),
-      },
-    );
-  const startedMs = monotonicMs();
-  const tokens = {
-    current: () => Promise.resolve(accessToken),
-    async renewAfterRefusal() {
-      const renewed = await source.renewAfterRefusal(trace);
-      out.info('the server refused the token (invalid_token): renewed it and sent the request again');
-      return renewed;
+  const { response, durationMs } = await callWithToken(
+    request,
+    source,
+    {
+      timeoutSeconds: options.timeout,
+      trace,
+      onRenewed: () => out.info('the server refused the token (invalid_token): renewed it and sent the request again'),
     },
-  };
-  const { answer: response } = await sendWithToken(send, tokens, {
-    isRefused: isInvalidToken,
-    canReplay,
-    discard: (refused) => void refused.body.resume(),
-  });
-  trace?.(
-    `< ${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`} (${Math.round(monotonicMs() - startedMs)} ms)`,
+    ctx,
   );
+  trace?.(`< ${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`} (${durationMs} ms)`);
   if (response.status >= 300 && response.status < 400 && response.headers.location !== undefined) {
     out.info(`redirect (HTTP ${response.status}) to ${response.headers.location}: not followed with the token`);
   }
