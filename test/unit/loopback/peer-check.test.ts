@@ -36,7 +36,7 @@ describe('the peer check (/proc/net/tcp)', () => {
     expect(found.get('C350:1F90')).toEqual({ uid: 65534, inode: 222 });
   });
 
-  it("a real loopback connection of this process is this user's, and many at once are judged by one read", async () => {
+  it("a real loopback connection of this process is this user's, twenty waiting at once too", async () => {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as { port: number }).port;
