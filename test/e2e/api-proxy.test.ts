@@ -162,7 +162,9 @@ describe('mmauth exec --proxy', () => {
         files: string[];
         file: string | null;
       };
-      expect(seen.statuses.length).toBeGreaterThan(ttlS * 3 * 7);
+      // It kept calling through the three lifetimes (two a second at least, whatever the machine's load;
+      // seven a second on a quiet one); what must hold is that none of them failed.
+      expect(seen.statuses.length).toBeGreaterThan(ttlS * 3 * 2);
       expect(seen.statuses.filter((status) => status !== 200)).toEqual([]);
       expect(seen.file).toBeNull();
       // Files the child holds: none of mmauth's (Node 24 may still be reading the CA bundle that

@@ -256,8 +256,12 @@ describe('signals (N1, N9)', () => {
     const configDir = makeConfigDir();
     const env = emulator.env(configDir, { MMAUTH_CREDENTIAL_STORE: 'file' });
     expect((await startCli(['client-credentials'], { env }).done).code).toBe(0);
-    const exec = startCli(['exec', '--', process.execPath, '-e', 'setTimeout(() => {}, 1500)'], { env });
-    await sleep(500);
+    // The child runs once mmauth is set up (its launcher's SIGUSR1 listener first of all): the signal
+    // comes when the child could send it, never in the first milliseconds of Node's own start-up.
+    const exec = startCli(['exec', '--', process.execPath, '-e', "console.log('ready'); setTimeout(() => {}, 1500)"], {
+      env,
+    });
+    await exec.waitForStdout(/ready/);
     process.kill(exec.child.pid ?? 0, 'SIGUSR1');
     await sleep(300);
     const isOpen = await new Promise<boolean>((resolvePromise) => {
