@@ -1,7 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { reportNewToken } from '../ui/token-report.js';
-import { obtainClientGrant, type ClientGrantOptions } from '../signin/client-credentials.js';
+import type { ClientGrantOptions } from '../signin/client-credentials.js';
 import { withClientOptions, withCommonOptions, withStorageOption } from './options.js';
 
 /** Options of `mmauth client-credentials`. */
@@ -33,6 +33,7 @@ Examples:
  */
 export async function runClientCredentials(options: ClientCredentialsOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
+  const { obtainClientGrant } = await import('../signin/client-credentials.js');
   const { token, profileName, baseUrl, replaced } = await obtainClientGrant(options, ctx, out);
   const where = options.save ? ` (stored in profile "${profileName}")` : ' (not stored)';
   reportNewToken(

@@ -4,7 +4,6 @@ import { MmauthError } from '../errors.js';
 import { withRenewalOptions, withTokenOptions } from './options.js';
 import type { UsableTokenOptions } from '../token/usable-token.js';
 import type { Sandbox } from '../exec/sandbox.js';
-import { runChild } from '../exec/run-child.js';
 
 /** Options of `mmauth exec`. */
 export interface ExecOptions extends UsableTokenOptions {
@@ -96,6 +95,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
   const supply = await supplyChildToken(options, ctx, out);
   try {
     const env = childEnvironment(ctx.env, supply.variables);
+    const { runChild } = await import('../exec/run-child.js');
     ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), supply.dir, sandbox));
   } finally {
     await supply.stop();
@@ -118,6 +118,7 @@ async function runExecProxied(
   const proxy = await startProfileProxy({ ...options, port: 0 }, ctx, out);
   try {
     const env = childEnvironment(ctx.env, { MMAUTH_API_URL: proxy.url, MMAUTH_API_SOCKET: proxy.socketPath });
+    const { runChild } = await import('../exec/run-child.js');
     ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), '', sandbox));
   } finally {
     await proxy.close();

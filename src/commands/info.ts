@@ -3,7 +3,6 @@ import type { AppContext } from '../context.js';
 import { describeLifetime, formatInstant, maskToken } from '../ui/format.js';
 import { withCommonOptions, type CommonOptions } from './options.js';
 import { resolveTarget } from '../settings/target.js';
-import { askTokenInfo } from '../token/profile-token-info.js';
 import { withoutAgent } from './local-only-notice.js';
 
 /** Registers `mmauth info`; the logic is runInfo. */
@@ -43,6 +42,7 @@ export async function runInfo(options: InfoOptions, given: AppContext): Promise<
   const ctx = withoutAgent(given);
   const out = await ctx.output();
   const target = await resolveTarget(options, ctx, { needsStoredToken: true });
+  const { askTokenInfo } = await import('../token/profile-token-info.js');
   const { accessToken, info } = await askTokenInfo(target, options, ctx, (line) => out.warn(line));
   const nowMs = ctx.nowMs();
   if (options.json === true) {

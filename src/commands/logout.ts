@@ -2,7 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { withClientOptions, withCommonOptions } from './options.js';
 import { isMmauthError } from '../errors.js';
-import { forgetProfileCredentials, logOutProfile, type LogoutResult, type SignOutOptions } from '../signin/sign-out.js';
+import type { LogoutResult, SignOutOptions } from '../signin/sign-out.js';
 
 /** Options of `mmauth logout`. */
 export interface LogoutOptions extends SignOutOptions {
@@ -40,6 +40,7 @@ Examples:
 export async function runLogout(options: LogoutOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   if (options.all === true) return runLogoutAll(options, ctx);
+  const { forgetProfileCredentials, logOutProfile } = await import('../signin/sign-out.js');
   const result = await logOutProfile(options, ctx, forgetProfileCredentials);
   if (options.json === true) out.json(result);
   if (result.logged_out) {
@@ -52,6 +53,7 @@ export async function runLogout(options: LogoutOptions, ctx: AppContext): Promis
 async function runLogoutAll(options: LogoutOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const store = await ctx.openStore();
+  const { forgetProfileCredentials, logOutProfile } = await import('../signin/sign-out.js');
   const results: Array<
     LogoutResult | { profile: string; logged_out: false; error: { code: string; message: string } }
   > = [];

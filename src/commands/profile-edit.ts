@@ -2,9 +2,7 @@ import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { assertProfileName, emptyProfile, type Profile } from '../store/profile.js';
 import type { LogoutOptions } from './logout.js';
-import { forgetProfileCredentials, logOutProfile } from '../signin/sign-out.js';
 import { DIRECTORY_FILE, MAX_DIRECTORY_FILE_BYTES } from '../settings/profile-selection.js';
-import { checkedProfileSettings, writeDirectoryFile } from '../settings/profile-settings.js';
 import { bindingMove } from '../grant/credential-binding.js';
 
 /** Options of `profile create` and `profile set`: the settings a profile holds. */
@@ -55,6 +53,7 @@ export async function runProfileUse(
   }
   const { resolve } = await import('node:path');
   const dir = typeof options.directory === 'string' ? resolve(ctx.cwd(), options.directory) : ctx.cwd();
+  const { writeDirectoryFile } = await import('../settings/profile-settings.js');
   const path = writeDirectoryFile(dir, profileName);
   // Written by the user's own command: approved as written (attacks N12).
   await store.approveDirectoryFile(path, profileName);
@@ -70,6 +69,7 @@ export async function runProfileCreate(name: string, options: ProfileSettingsOpt
   const store = await ctx.openStore();
   const profileName = assertProfileName(name);
   if (options.baseUrl === undefined) throw new MmauthError('no_base_url', 'profile create needs --base-url URL');
+  const { checkedProfileSettings } = await import('../settings/profile-settings.js');
   const settings = checkedProfileSettings(options);
   if (store.listOne(profileName) !== undefined) {
     throw new MmauthError('profile_exists', `a profile "${profileName}" exists already`, {
@@ -101,6 +101,7 @@ function jsonSettings(settings: Partial<Profile>): Record<string, string | null>
 export async function runProfileSet(name: string, options: ProfileSettingsOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const { store, profileName } = await existing(name, ctx);
+  const { checkedProfileSettings } = await import('../settings/profile-settings.js');
   const settings = checkedProfileSettings(options);
   const move = bindingMove(store.listOne(profileName), settings);
   if (move !== undefined) {
@@ -111,6 +112,7 @@ export async function runProfileSet(name: string, options: ProfileSettingsOption
         { hint: `pass --replace to end its grant first (as logout does) and drop its credentials` },
       );
     }
+    const { forgetProfileCredentials, logOutProfile } = await import('../signin/sign-out.js');
     await logOutProfile({ profile: profileName, timeout: 30 }, ctx, forgetProfileCredentials);
   }
   await store.update(profileName, (current) => ({ ...current, ...settings }));
@@ -141,6 +143,7 @@ export async function runProfileRename(oldName: string, newName: string, ctx: Ap
 export async function runProfileRemove(name: string, options: LogoutOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const { profileName } = await existing(name, ctx);
+  const { logOutProfile } = await import('../signin/sign-out.js');
   const result = await logOutProfile({ ...options, profile: profileName }, ctx, (store, n) =>
     store.update(n, () => undefined),
   );

@@ -3,7 +3,6 @@ import type { AppContext } from '../context.js';
 import { reportToken } from '../ui/token-report.js';
 import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './options.js';
 import { traceFor } from '../settings/settings.js';
-import { renewProfileNow } from '../token/renew-now.js';
 import { openLocalTarget, requireProfile } from '../settings/target.js';
 
 /** Options of `mmauth refresh`. */
@@ -41,6 +40,7 @@ export async function runRefresh(options: RefreshOptions, ctx: AppContext): Prom
   const profile = requireProfile(local);
   const { profileName } = local;
   const trace = await traceFor(options, ctx);
+  const { renewProfileNow } = await import('../token/renew-now.js');
   const renewed = await renewProfileNow(local, profile, { timeoutSeconds: options.timeout, trace }, ctx);
   const headline = `Renewed the token of profile "${profileName}" on ${profile.baseUrl ?? ''}`;
   reportToken(out, renewed, profileName, ctx.nowMs(), options.json === true, headline);

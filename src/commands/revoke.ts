@@ -1,9 +1,7 @@
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { withClientOptions, withCommonOptions, type ClientOptions } from './options.js';
-import { grantEndFields, reportGrantEnd } from '../signin/grant-end-report.js';
 import { resolveTarget } from '../settings/target.js';
-import { revokeTargetToken } from '../token/revoke-token.js';
 
 /** Registers `mmauth revoke`; the logic is runRevoke. */
 export function registerRevoke(program: Command, ctx: AppContext): void {
@@ -29,17 +27,17 @@ Examples:
 export async function runRevoke(options: ClientOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
   const target = await resolveTarget(options, ctx, { needsStoredToken: true });
+  const [{ revokeTargetToken }, { grantEndFields, reportGrantEnd }] = await Promise.all([
+    import('../token/revoke-token.js'),
+    import('../signin/grant-end-report.js'),
+  ]);
   const { profileName } = target;
-  const {
-    result,
-    accessToken: revoked,
-    isForgotten,
-  } = await revokeTargetToken(target, options, ctx, (line) => out.info(line));
+  const ended = await revokeTargetToken(target, options, ctx, (line) => out.info(line));
   if (options.json === true) {
-    out.json({ ...grantEndFields(result), token_forgotten: isForgotten, profile: profileName });
+    out.json({ ...grantEndFields(ended.result), token_forgotten: ended.isForgotten, profile: profileName });
   }
-  reportGrantEnd(out, result, revoked, target.endpoints.baseUrl);
-  if (isForgotten) {
+  reportGrantEnd(out, ended.result, ended.accessToken, target.endpoints.baseUrl);
+  if (ended.isForgotten) {
     out.info(`  Forgot the token of profile "${profileName}"; its settings stay.`);
   }
 }

@@ -10,7 +10,6 @@ import { nextStep } from '../settings/next-step.js';
 import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './options.js';
 import { renewalOf, type RenewalKind } from '../grant/renewal.js';
 import type { TokenCheck } from '../token/token-check.js';
-import { profileStatuses } from '../token/profile-status.js';
 
 const RENEWAL_WORDS: Record<RenewalKind, string> = {
   refresh_token: 'refresh token',
@@ -99,6 +98,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
   if (options.profile !== undefined && profiles.length === 0) {
     requireProfile({ profile: undefined, profileName: selected, store, selection });
   }
+  const { profileStatuses } = await import('../token/profile-status.js');
   const { rows, unreachable } = await profileStatuses(
     store,
     profiles,

@@ -8,7 +8,6 @@ import { buildApiRequest, type ApiRequest } from './api-request.js';
 import { profileFlag } from '../../settings/next-step.js';
 import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP } from '../options.js';
 import { isVerbose } from '../../settings/settings.js';
-import { apiTokenSource, callWithToken } from '../../token/api-token-source.js';
 import { resolveEndpoints } from '../../oauth/endpoints.js';
 import { redactUrl } from '../../http/redact.js';
 
@@ -85,6 +84,7 @@ Examples:
  */
 export async function runApi(target: string, options: ApiOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
+  const { apiTokenSource, callWithToken } = await import('../../token/api-token-source.js');
   const source = await apiTokenSource(options, ctx, out);
   // The base-URL rules of every other command: https unless loopback, no userinfo, query or fragment.
   const { baseUrl } = resolveEndpoints(source.baseUrl);

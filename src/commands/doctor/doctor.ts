@@ -2,12 +2,7 @@ import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../../context.js';
 import { isMmauthError, MmauthError } from '../../errors.js';
 import type { Check } from '../../diagnosis/doctor-checks.js';
-import {
-  CONFIG_FAILURES,
-  diagnoseProfile,
-  diagnoseWithoutConfig,
-  type DiagnosisOptions,
-} from '../../diagnosis/diagnose.js';
+import type { DiagnosisOptions } from '../../diagnosis/diagnose.js';
 import { hintOf } from '../../failure/failure-report.js';
 import type { ProfileStore } from '../../store/profile-store.js';
 import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP, type LocalOptions } from '../options.js';
@@ -59,6 +54,7 @@ export async function runDoctor(options: DoctorOptions, given: AppContext): Prom
   // This machine's own profile and setup, whatever agent MMAUTH_AGENT_SOCK names.
   const ctx = withoutAgent(given);
   const out = await ctx.output();
+  const { CONFIG_FAILURES, diagnoseProfile, diagnoseWithoutConfig } = await import('../../diagnosis/diagnose.js');
   // A config file that cannot be opened is a finding; the checks that need no profile still run.
   let store: ProfileStore;
   try {

@@ -1,9 +1,7 @@
 import { Option, type Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../../context.js';
 import { MmauthError } from '../../errors.js';
-import { runBrowserLogin } from './login-browser.js';
 import type { LoginOptions } from './login-options.js';
-import { runLoginWithToken } from './login-with-token.js';
 import {
   MAX_TIMER_SECONDS,
   parseSeconds,
@@ -96,7 +94,7 @@ For programs and remote machines (two steps, nothing listens; --json everywhere)
  */
 export async function runLogin(options: LoginOptions, ctx: AppContext): Promise<void> {
   if (options.withToken === true) {
-    await runLoginWithToken(options, ctx);
+    await (await import('./login-with-token.js')).runLoginWithToken(options, ctx);
     return;
   }
   if (options.verify === false) {
@@ -108,5 +106,5 @@ export async function runLogin(options: LoginOptions, ctx: AppContext): Promise<
     else await twoStep.runLoginStart(options, ctx);
     return;
   }
-  await runBrowserLogin(options, ctx);
+  await (await import('./login-browser.js')).runBrowserLogin(options, ctx);
 }
