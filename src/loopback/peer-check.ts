@@ -1,5 +1,4 @@
-import { closeSync, openSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { hasSocketTable, isOwnUserEntry, readPeerEntries, readPeerEntryNow } from './socket-table.js';
 import type { Server, Socket } from 'node:net';
 
 /**
@@ -9,18 +8,11 @@ import type { Server, Socket } from 'node:net';
  * and whose remote port is our local port. Another user's connection is closed before a byte of it
  * is read, so it can neither take the start address, nor deliver a callback, nor send a request.
  *
- * The judging is asynchronous and batched: a connection waits, unread (the server pauses on
- * connect), for the next read of the tables, and one read judges every connection that arrived
- * before it began. However many connections another user opens, the owner's wait for a verdict is at
- * most two reads of the tables, and the event loop is free meanwhile.
+ * A connection is judged at once (a read that stops at its line) while such reads take less than
+ * SYNC_SHARE of the event loop's time; beyond that it waits, unread (the server pauses on connect),
+ * for the next asynchronous read, which judges every connection that arrived before it began.
+ * However many connections another user opens, the owner's wait is a read or two of the tables.
  */
-
-/** What the table says of the client end of a connection. */
-export interface PeerEntry {
-  uid: number;
-  /** 0 for an entry no process holds: a time-wait or orphaned socket, whose uid column is always 0. */
-  inode: number;
-}
 
 /** A connection's ports, as the server sees them. */
 export type ConnectionEnds = Pick<Socket, 'localPort' | 'remotePort'>;
@@ -35,83 +27,26 @@ function keyOf({ localPort, remotePort }: ConnectionEnds): string | undefined {
   return localPort === undefined || remotePort === undefined ? undefined : `${hex(remotePort)}:${hex(localPort)}`;
 }
 
-// sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
-const LINE = /^ *\d+: [0-9A-F]+:([0-9A-F]{4}) [0-9A-F]+:([0-9A-F]{4}) \S+ \S+ \S+ \S+ +(\d+) +\d+ (\d+)/gm;
-
-/**
- * Adds to `found` the entries of `text` (whole lines of a /proc/net/tcp table) whose key is in
- * `wanted`. Two entries under one key (the same ports at other addresses) keep the one that admits
- * least: an entry no process holds, else the other user's.
- */
-export function collectEntries(text: string, wanted: ReadonlySet<string>, found: Map<string, PeerEntry>): void {
-  for (const match of text.matchAll(LINE)) {
-    const key = `${match[1]}:${match[2]}`;
-    if (!wanted.has(key)) continue;
-    const entry = { uid: Number(match[3]), inode: Number(match[4]) };
-    const earlier = found.get(key);
-    if (earlier === undefined || !isOwnUserEntry(entry)) found.set(key, entry);
-  }
-}
-
-/**
- * Whether `entry` is a socket of this process's user (or of root, who can read this user's files
- * anyway) that a process still holds. A client that sent its request and closed before the verdict
- * leaves an entry with uid 0 and inode 0, whoever it was: refused.
- */
-export function isOwnUserEntry(entry: PeerEntry | undefined): boolean {
-  if (entry === undefined || entry.inode === 0) return false;
-  return entry.uid === process.getuid?.() || entry.uid === 0;
-}
-
-/** Reads `path` in 64 KiB chunks, giving `collect` whole lines, until `isDone()` or the end. */
-async function readTable(path: string, collect: (text: string) => void, isDone: () => boolean): Promise<void> {
-  const file = await open(path, 'r');
-  try {
-    const chunk = Buffer.alloc(64 * 1024);
-    let carried = '';
-    while (!isDone()) {
-      const { bytesRead } = await file.read(chunk, 0, chunk.length, null);
-      if (bytesRead === 0) return collect(carried);
-      const text = carried + chunk.toString('latin1', 0, bytesRead);
-      const lastLine = text.lastIndexOf('\n') + 1;
-      collect(text.slice(0, lastLine));
-      carried = text.slice(lastLine);
-    }
-  } finally {
-    await file.close();
-  }
-}
-
-/**
- * What the kernel's tables say of each of `keys` (client ends), read from /proc/net/tcp then
- * /proc/net/tcp6, stopping as soon as every key is found. Rejects when /proc/net/tcp cannot be read.
- */
-export async function readPeerEntries(keys: ReadonlySet<string>): Promise<Map<string, PeerEntry>> {
-  const found = new Map<string, PeerEntry>();
-  const isDone = () => found.size === keys.size;
-  const collect = (text: string) => collectEntries(text, keys, found);
-  await readTable('/proc/net/tcp', collect, isDone);
-  await readTable('/proc/net/tcp6', collect, isDone).catch(() => undefined);
-  return found;
-}
-
-/** Whether the kernel lists sockets here (Linux's /proc/net/tcp can be opened); asked once. */
-let socketTable: boolean | undefined;
-function hasSocketTable(): boolean {
-  if (socketTable === undefined) {
-    try {
-      closeSync(openSync('/proc/net/tcp', 'r'));
-      socketTable = typeof process.getuid === 'function';
-    } catch {
-      socketTable = false;
-    }
-  }
-  return socketTable;
-}
-
 /** The connections waiting for the next read, with what each is told. */
 const waiting: { key: string | undefined; tell: (admitted: boolean) => void }[] = [];
 let reading = false;
+/**
+ * The time the event loop may spend reading the tables synchronously, in ms: it grows by
+ * SYNC_SHARE of the time that passes, up to SYNC_BUDGET_MS, and each synchronous read spends its
+ * duration. Sync reads so take at most that share of the loop; the other connections are batched.
+ */
+let syncBudgetMs = 20;
+let syncBudgetAtMs = performance.now();
+const SYNC_SHARE = 0.5;
+const SYNC_BUDGET_MS = 20;
+
+/** Whether the budget allows a synchronous read now (it is refilled first). */
+function maySyncRead(): boolean {
+  const now = performance.now();
+  syncBudgetMs = Math.min(SYNC_BUDGET_MS, syncBudgetMs + (now - syncBudgetAtMs) * SYNC_SHARE);
+  syncBudgetAtMs = now;
+  return syncBudgetMs > 0;
+}
 
 /** Reads the tables while connections wait; each read judges every connection queued before it. */
 async function judgeWaiting(): Promise<void> {
@@ -134,9 +69,18 @@ async function judgeWaiting(): Promise<void> {
  */
 export function isOwnUserPeer(socket: ConnectionEnds): Promise<boolean> {
   if (!hasSocketTable()) return Promise.resolve(true);
+  const key = keyOf(socket);
+  // Nobody waiting and the budget allows: this connection alone, at once (each round trip through
+  // the thread pool costs a wake-up). Else it waits, unread, for the next batch.
+  if (!reading && waiting.length === 0 && maySyncRead()) {
+    const started = performance.now();
+    const entry = key === undefined ? undefined : readPeerEntryNow(key);
+    syncBudgetMs -= performance.now() - started;
+    return Promise.resolve(isOwnUserEntry(entry));
+  }
   if (waiting.length >= MAX_WAITING) return Promise.resolve(false);
   return new Promise((tell) => {
-    waiting.push({ key: keyOf(socket), tell });
+    waiting.push({ key, tell });
     if (!reading) void judgeWaiting();
   });
 }

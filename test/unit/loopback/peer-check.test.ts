@@ -1,6 +1,7 @@
 import { createServer, connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { collectEntries, isOwnUserEntry, isOwnUserPeer, type PeerEntry } from '../../../src/loopback/peer-check.js';
+import { isOwnUserPeer } from '../../../src/loopback/peer-check.js';
+import { collectEntries, isOwnUserEntry, type PeerEntry } from '../../../src/loopback/socket-table.js';
 
 const TABLE = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
    0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 111 1 0 100 0 0 10 0
