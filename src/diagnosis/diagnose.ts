@@ -90,7 +90,7 @@ export async function diagnoseProfile(
       const scope = settings?.scope ?? DEFAULT_SCOPE;
       checks.push(await checkAuthorization(server, listedGrant(settings, listed), clientId, scope));
       const storedSecret =
-        settings !== undefined && isSecretForClient(settings, clientId) ? settings?.clientSecret : undefined;
+        settings !== undefined && isSecretForClient(settings, clientId) ? settings.clientSecret : undefined;
       const secretCheck = await checkClientSecret(
         server,
         clientId,

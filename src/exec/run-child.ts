@@ -19,9 +19,12 @@ const FORWARDED = [
 ] as const;
 
 /**
- * Runs the child with the terminal as it is and forwards the signals; resolves with its exit code
- * (128 + n for a signal), or, as `env` and shells do, 127 for a command that cannot be found and
- * 126 for one that cannot be run (said through `onError`).
+ * Runs `program` with `args` and `env`, stdin, stdout and stderr as they are (in bubblewrap with
+ * `sandbox`), and forwards FORWARDED's signals to it; once it has run WATCHDOG_DELAY_MS, a watchdog
+ * ends it and removes `privateDir` (a path, or '' for none) should this process die without its
+ * clean-up. Resolves with its exit code, 128 + n for signal n, or, as `env` and shells do, 127 for
+ * a command that cannot be found and 126 for one that cannot be run (said through `onError`).
+ * Throws `sandbox_unavailable` when bwrap exits before the command started.
  */
 export async function runChild(
   program: string,

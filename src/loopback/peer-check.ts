@@ -1,4 +1,4 @@
-import { hasSocketTable, isOwnUserEntry, readPeerEntries, readPeerEntryNow } from './socket-table.js';
+import { hasSocketTable, isOwnUserEntry, keyOf, readPeerEntries, readPeerEntryNow } from './socket-table.js';
 import type { Server, Socket } from 'node:net';
 
 /**
@@ -19,13 +19,6 @@ export type ConnectionEnds = Pick<Socket, 'localPort' | 'remotePort'>;
 
 /** More connections than this waiting for one verdict are refused at once (each holds a descriptor). */
 const MAX_WAITING = 16_384;
-
-const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
-
-/** The key of a client end in the table: its local port, then its remote port (our local port). */
-function keyOf({ localPort, remotePort }: ConnectionEnds): string | undefined {
-  return localPort === undefined || remotePort === undefined ? undefined : `${hex(remotePort)}:${hex(localPort)}`;
-}
 
 /** The connections waiting for the next read, with what each is told. */
 const waiting: { key: string | undefined; tell: (admitted: boolean) => void }[] = [];

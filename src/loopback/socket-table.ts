@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import type { Socket } from 'node:net';
 
 /**
  * The kernel's socket tables (/proc/net/tcp, /proc/net/tcp6 on Linux), read for the peer check: each
@@ -32,6 +33,17 @@ export function collectEntries(text: string, wanted: ReadonlySet<string>, found:
   }
 }
 
+const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+
+/**
+ * The key of a connection's client end in the table, from the server's side of it: the client's
+ * port (our remote port), then ours (its remote port), as the table writes them. Undefined for a
+ * socket already closed (its ports gone).
+ */
+export function keyOf({ localPort, remotePort }: Pick<Socket, 'localPort' | 'remotePort'>): string | undefined {
+  return localPort === undefined || remotePort === undefined ? undefined : `${hex(remotePort)}:${hex(localPort)}`;
+}
+
 const CHUNK_BYTES = 64 * 1024;
 const TABLES = ['/proc/net/tcp', '/proc/net/tcp6'] as const;
 
@@ -45,77 +57,76 @@ export function isOwnUserEntry(entry: PeerEntry | undefined): boolean {
   return entry.uid === process.getuid?.() || entry.uid === 0;
 }
 
-/** Cuts a table's chunks into whole lines: each chunk's complete lines, the rest kept for the next; `undefined` (the end) gives the rest. */
-function lineCutter(): (chunk: Buffer | undefined) => string {
+/**
+ * One table's scan for `keys`, its entries added to `found`: the buffer a read fills, and `feed`,
+ * given how many bytes the read put there (0 at the table's end), which collects the whole lines
+ * read so far and says whether the scan is done (every key found, or the end).
+ */
+function tableScan(keys: ReadonlySet<string>, found: Map<string, PeerEntry>) {
+  const chunk = Buffer.alloc(CHUNK_BYTES);
   let carried = '';
-  return (chunk) => {
-    const text = carried + (chunk?.toString('latin1') ?? '\n');
-    const lastLine = text.lastIndexOf('\n') + 1;
-    carried = text.slice(lastLine);
-    return text.slice(0, lastLine);
+  const isDone = () => found.size === keys.size;
+  return {
+    chunk,
+    isDone,
+    feed(bytesRead: number): boolean {
+      const text = carried + (bytesRead === 0 ? '\n' : chunk.toString('latin1', 0, bytesRead));
+      const lastLine = text.lastIndexOf('\n') + 1;
+      carried = text.slice(lastLine);
+      collectEntries(text.slice(0, lastLine), keys, found);
+      return bytesRead === 0 || isDone();
+    },
   };
 }
 
-/** Reads `path` in chunks, giving `collect` whole lines, until `isDone()` or the end. */
-async function readTable(path: string, collect: (text: string) => void, isDone: () => boolean): Promise<void> {
-  const file = await open(path, 'r');
-  try {
-    const chunk = Buffer.alloc(CHUNK_BYTES);
-    const lines = lineCutter();
-    while (!isDone()) {
-      const { bytesRead } = await file.read(chunk, 0, chunk.length, null);
-      collect(lines(bytesRead === 0 ? undefined : chunk.subarray(0, bytesRead)));
-      if (bytesRead === 0) return;
-    }
-  } finally {
-    await file.close();
-  }
-}
-
-/** readTable, synchronously: a connection judged at once (the peer check's budget allows it). */
-function readTableNow(path: string, collect: (text: string) => void, isDone: () => boolean): void {
-  const fd = openSync(path, 'r');
-  try {
-    const chunk = Buffer.alloc(CHUNK_BYTES);
-    const lines = lineCutter();
-    while (!isDone()) {
-      const bytesRead = readSync(fd, chunk, 0, chunk.length, null);
-      collect(lines(bytesRead === 0 ? undefined : chunk.subarray(0, bytesRead)));
-      if (bytesRead === 0) return;
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /**
- * What the kernel's tables say of each of `keys` (client ends), read from /proc/net/tcp then
- * /proc/net/tcp6, stopping as soon as every key is found. Rejects when /proc/net/tcp cannot be read.
+ * What the kernel's tables say of each of `keys` (client ends: keyOf), read from /proc/net/tcp
+ * then /proc/net/tcp6 in 64 KiB chunks, stopping as soon as every key is found. Rejects when
+ * /proc/net/tcp cannot be read.
  */
 export async function readPeerEntries(keys: ReadonlySet<string>): Promise<Map<string, PeerEntry>> {
   const found = new Map<string, PeerEntry>();
-  const isDone = () => found.size === keys.size;
-  const collect = (text: string) => collectEntries(text, keys, found);
-  await readTable(TABLES[0], collect, isDone);
-  await readTable(TABLES[1], collect, isDone).catch(() => undefined);
+  const readTable = async (path: string) => {
+    const scan = tableScan(keys, found);
+    const file = await open(path, 'r');
+    try {
+      while (!scan.isDone() && !scan.feed((await file.read(scan.chunk, 0, CHUNK_BYTES, null)).bytesRead));
+    } finally {
+      await file.close();
+    }
+  };
+  await readTable(TABLES[0]);
+  // A key still missing (a connection over IPv6, or one already closed): tcp6 too, if it exists.
+  if (found.size < keys.size) await readTable(TABLES[1]).catch(() => undefined);
   return found;
 }
 
-/** readPeerEntries for one key, synchronously (readTableNow); undefined when /proc/net/tcp cannot be read. */
+/**
+ * readPeerEntries for one key, synchronously (a connection judged at once); undefined when the
+ * tables do not list it or /proc/net/tcp cannot be read.
+ */
 export function readPeerEntryNow(key: string): PeerEntry | undefined {
   const found = new Map<string, PeerEntry>();
   const keys = new Set([key]);
-  const isDone = () => found.size === 1;
   try {
-    for (const table of TABLES) readTableNow(table, (text) => collectEntries(text, keys, found), isDone);
+    for (const path of TABLES) {
+      if (found.size === 1) break;
+      const scan = tableScan(keys, found);
+      const fd = openSync(path, 'r');
+      try {
+        while (!scan.isDone() && !scan.feed(readSync(fd, scan.chunk, 0, CHUNK_BYTES, null)));
+      } finally {
+        closeSync(fd);
+      }
+    }
   } catch {
     // tcp6 may be missing (no IPv6); tcp was read first.
   }
   return found.get(key);
 }
 
-/** Whether the kernel lists sockets here (Linux's /proc/net/tcp can be opened); asked once. */
 let socketTable: boolean | undefined;
+/** Whether the kernel lists sockets here (Linux's /proc/net/tcp can be opened, and uids exist); asked once. */
 export function hasSocketTable(): boolean {
   if (socketTable === undefined) {
     try {

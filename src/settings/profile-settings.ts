@@ -1,8 +1,9 @@
-import { closeSync, constants, openSync, rmSync, writeSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { MmauthError } from '../errors.js';
 import { resolveEndpoints } from '../oauth/endpoints.js';
 import type { Profile } from '../store/profile.js';
+import { writeNewFile } from '../util/private-file.js';
 import { isVisibleWord } from '../util/visible-word.js';
 import { DIRECTORY_FILE } from './profile-selection.js';
 import { parseLoopbackRedirectUri } from './redirect-uri.js';
@@ -42,12 +43,8 @@ export function writeDirectoryFile(dir: string, profileName: string): string {
   const path = join(dir, DIRECTORY_FILE);
   try {
     rmSync(path, { force: true });
-    const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
-    try {
-      writeSync(fd, `${profileName}\n`);
-    } finally {
-      closeSync(fd);
-    }
+    // Readable by others (0644): it names a profile, no secret.
+    writeNewFile(path, `${profileName}\n`, 0o644);
   } catch (error) {
     throw new MmauthError('usage', `cannot write ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -1,17 +1,17 @@
 import type { AppContext } from '../context.js';
-import { sendWithToken } from '../http/authenticated-request.js';
-import type { StreamedResponse } from '../http/stream-request.js';
-import { parseChallengeError } from '../oauth/describe-error.js';
-import { monotonicMs } from '../util/monotonic.js';
 import { MmauthError } from '../errors.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { renewalOf, renewToken } from '../grant/renewal.js';
+import { sendWithToken } from '../http/authenticated-request.js';
+import type { StreamedResponse } from '../http/stream-request.js';
+import { parseChallengeError } from '../oauth/describe-error.js';
 import { profileFlag } from '../settings/next-step.js';
 import { agentSocketOf, pickSetting } from '../settings/settings.js';
 import { openLocalTarget, requireProfile } from '../settings/target.js';
+import type { Output } from '../ui/output.js';
+import { monotonicMs } from '../util/monotonic.js';
 import { agentTokenAfterRefusal } from './agent-token.js';
 import { usableAccessToken } from './usable-token.js';
-import type { Output } from '../ui/output.js';
 
 /** What of `api`'s options says where its token comes from. */
 export interface ApiTokenOptions {

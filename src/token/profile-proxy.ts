@@ -30,8 +30,9 @@ export interface ProfileApiOptions
  * Serves the profile's API with its token added: the token kept as exec keeps one
  * (keepProfileToken: renewed before it goes stale, and after the service refuses it), requests
  * forwarded to the profile's base URL only (startApiProxy) on 127.0.0.1:`port` and on a Unix socket
- * in a private 0700 directory of its own. Throws what usableAccessToken throws, and `no_base_url`
- * when the profile has no base URL (a token given in MMAUTH_TOKEN).
+ * in a private 0700 directory of its own. Throws what usableAccessToken throws, `no_base_url`
+ * when the profile has no base URL (a token given in MMAUTH_TOKEN), and what startApiProxy throws
+ * (`port_in_use`), the token's keeper stopped and the directory removed first.
  */
 export async function serveProfileApi(options: ProfileApiOptions, ctx: AppContext, out: Output): Promise<RunningProxy> {
   const { keeper, baseUrl, first } = await keepProfileToken(options, ctx, out, () => undefined);
@@ -49,6 +50,11 @@ export async function serveProfileApi(options: ProfileApiOptions, ctx: AppContex
     allowMethods: options.allowMethods,
     allowPaths: options.allowPaths,
     onRequest: options.onRequest,
+  }).catch(async (error: unknown) => {
+    // A port another program holds (`port_in_use`): nothing keeps running, nothing is left behind.
+    await keeper.stop();
+    dir.remove();
+    throw error;
   });
   return {
     url: proxy.url,
