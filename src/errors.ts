@@ -41,6 +41,7 @@ export const ERROR_CODES = [
   // No answer (exit 3).
   'connection_failed',
   'agent_unreachable',
+  'agent_untrusted',
   'request_timeout',
   'tls_failure',
   'callback_timeout',

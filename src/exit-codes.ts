@@ -48,6 +48,7 @@ export const EXIT_CODES = {
   profile_exists: ExitCode.usage,
   connection_failed: ExitCode.network,
   agent_unreachable: ExitCode.network,
+  agent_untrusted: ExitCode.network,
   request_timeout: ExitCode.network,
   tls_failure: ExitCode.network,
   callback_timeout: ExitCode.network,

@@ -4,10 +4,12 @@ import {
   parseAgentToken,
   REFUSED_PATH,
   STATUS_PATH,
+  STOP_PATH,
   TOKEN_PATH,
   type AgentStatus,
   type AgentToken,
 } from './agent-protocol.js';
+import { assertTrustedSocket } from './socket-trust.js';
 
 /** The most of an agent's answer read: a token answer is well under 1 KiB. */
 const MAX_ANSWER_BYTES = 64 * 1024;
@@ -59,7 +61,8 @@ function failureOf(error: NodeJS.ErrnoException): string {
  * Content-Length; node:http would cost every `mmauth token` through the agent about 10 ms more to
  * load), on a kept connection when one is idle (a second request of a process costs no connect);
  * resolves with the status and parsed JSON. A kept connection the agent closed meanwhile is
- * replaced once. Throws `agent_unreachable`.
+ * replaced once. A new connection is made only to a trusted socket (assertTrustedSocket). Throws
+ * `agent_unreachable`, `agent_untrusted`.
  */
 async function ask(
   socketPath: string,
@@ -129,6 +132,8 @@ async function ask(
       if (!(isMmauthError(error) && error.code === 'unexpected')) throw error;
     }
   }
+  // Nothing, not even a token request, goes to a socket another user could have put there.
+  assertTrustedSocket(socketPath);
   const fresh = connect({ path: socketPath });
   await new Promise<void>((resolve, reject) => {
     fresh.once('connect', () => resolve());
@@ -182,4 +187,32 @@ export async function agentStatus(socketPath: string, timeoutMs: number): Promis
   const status = answer.status === 200 ? parseAgentStatus(answer.json) : undefined;
   if (status === undefined) throw unreachable(socketPath, 'its answer is not a status document of protocol v1');
   return status;
+}
+
+/**
+ * Asks the agent on `socketPath` to stop (`POST /v1/stop`) and waits, at most `timeoutMs`, until
+ * nothing answers there; resolves with the pid the agent gave (for the message only: no signal is
+ * ever sent to it) and whether it was seen to stop. Throws `agent_unreachable`, `agent_untrusted`
+ * (nothing sent), or the agent's error (an agent too old to know the request: `usage`).
+ */
+export async function stopAgent(socketPath: string, timeoutMs: number): Promise<{ pid: number; isStopped: boolean }> {
+  const answer = await ask(socketPath, 'POST', STOP_PATH, '{}', timeoutMs);
+  if (answer.status !== 200) throw agentError(answer.json, answer.status);
+  const json = (typeof answer.json === 'object' && answer.json !== null ? answer.json : {}) as Record<string, unknown>;
+  const pid = Number.isSafeInteger(json.pid) ? (json.pid as number) : 0;
+  for (const socket of idle.get(socketPath) ?? []) socket.destroy();
+  idle.delete(socketPath);
+  // Stopped once no agent answers there (a forwarded socket may still accept, then close at once).
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const isAnswering = await ask(socketPath, 'GET', STATUS_PATH, undefined, 1_000).then(
+      () => true,
+      () => false,
+    );
+    for (const socket of idle.get(socketPath) ?? []) socket.destroy();
+    idle.delete(socketPath);
+    if (!isAnswering) return { pid, isStopped: true };
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { pid, isStopped: false };
 }

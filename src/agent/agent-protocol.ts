@@ -13,6 +13,8 @@ export const TOKEN_PATH = '/v1/token';
 export const REFUSED_PATH = '/v1/token/refused';
 /** `GET /v1/status`: the agent's pid and the profiles it serves. */
 export const STATUS_PATH = '/v1/status';
+/** `POST /v1/stop`: the agent answers `{"schema_version", "pid", "stopping": true}`, then stops. */
+export const STOP_PATH = '/v1/stop';
 
 /** A token answer: an access token only, never a refresh token or a client secret. */
 export interface AgentToken {

@@ -9,6 +9,7 @@ import {
   agentTokenJson,
   REFUSED_PATH,
   STATUS_PATH,
+  STOP_PATH,
   TOKEN_PATH,
   type AgentStatus,
   type AgentToken,
@@ -45,6 +46,8 @@ export interface AgentServerOptions {
   /** An error as the command line's error document (`{"schema_version", "error": {code, message, hint, exit_code}}`) and its HTTP status. */
   errorDocument(error: unknown): { status: number; document: Record<string, unknown> };
   onRequest?: ((log: AgentRequestLog) => void) | undefined;
+  /** Called once `POST /v1/stop` has been answered: the agent is to stop. */
+  onStop?: (() => void) | undefined;
 }
 
 /** The most of a request body read (`POST /v1/token/refused` carries a profile name and a token). */
@@ -78,7 +81,8 @@ function refusedBody(bytes: Uint8Array): { profile: string; accessToken: string 
 
 /**
  * Serves the agent's protocol (agent-protocol.ts) on a Unix socket (0600 in its 0700 directory):
- * `GET /v1/token`, `POST /v1/token/refused`, `GET /v1/status`. Only access tokens of the served
+ * `GET /v1/token`, `POST /v1/token/refused`, `GET /v1/status`, `POST /v1/stop` (answered, then
+ * `onStop`). Only access tokens of the served
  * profiles cross it; a profile not served is `profile_not_served`; a browser's request (any
  * `Origin` or `Sec-Fetch-Site`: a socket forwarded to a TCP port) is refused with 403. At most 64
  * connections, each closed after 5 s idle. Resolves once it listens; throws the listen error.
@@ -116,6 +120,12 @@ export async function startAgentServer(options: AgentServerOptions): Promise<{ c
         profiles: profiles.map((p) => ({ name: p.name, base_url: p.baseUrl ?? null })),
       });
       return { ...log, outcome: 'ok' };
+    }
+    if (route === `POST ${STOP_PATH}`) {
+      // Stopped over the protocol, by whoever may open the socket: never by a signal to a pid a socket named.
+      res.once('finish', () => options.onStop?.());
+      send(res, 200, { schema_version: AGENT_PROTOCOL_VERSION, pid: process.pid, stopping: true });
+      return { ...log, outcome: 'stopping' };
     }
     let request: { profile: string; run: () => Promise<AgentToken> } | undefined;
     if (route === `GET ${TOKEN_PATH}`) {

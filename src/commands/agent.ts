@@ -47,7 +47,7 @@ Examples:
   $ docker run -v "$MMAUTH_AGENT_SOCK:/run/mmauth.sock" -e MMAUTH_AGENT_SOCK=/run/mmauth.sock IMAGE mmauth token
   $ ssh -R /tmp/mmauth.sock:"$MMAUTH_AGENT_SOCK" host     # then MMAUTH_AGENT_SOCK=/tmp/mmauth.sock there
   $ curl --unix-socket "$MMAUTH_AGENT_SOCK" 'http://agent/v1/token?profile=work'
-  $ mmauth agent --stop`,
+  $ eval "$(mmauth agent --stop)"                  # stops it and unsets the variables`,
     )
     .action(async (options) => runAgent(options, ctx));
 }
@@ -71,22 +71,24 @@ function announce(out: Output, options: AgentOptions, socket: string, pid: numbe
  * `mmauth agent`: `--stop` ends the agent MMAUTH_AGENT_SOCK (or --socket) names; otherwise finds
  * the agent already on the socket or starts one (in the background, or attached with --foreground)
  * serving the profiles named (each must exist), and prints its socket and pid as sh commands
- * (--json: one line). The agent process ignores MMAUTH_AGENT_SOCK itself. Throws
- * `unknown_profile`, `store_insecure` for a socket directory that is not private, `agent_unreachable`
- * for --stop without an agent.
+ * (--json: one line). The agent process ignores MMAUTH_AGENT_SOCK itself; it stops on SIGTERM,
+ * SIGHUP, Ctrl-C or `POST /v1/stop` (what --stop sends). Throws `unknown_profile`, `store_insecure`
+ * for a socket directory that is not private, `profile_not_served` when an agent already on the
+ * socket serves other profiles, `agent_unreachable` or `agent_untrusted` for --stop.
  */
 export async function runAgent(options: AgentOptions, ctx: AppContext): Promise<void> {
   const out = await ctx.output();
-  const { agentStatus } = await import('../agent/agent-client.js');
   if (options.stop === true) {
     const socket = options.socket ?? ctx.env.MMAUTH_AGENT_SOCK?.trim();
     if (socket === undefined || socket === '') {
       throw new MmauthError('usage', 'no agent to stop: MMAUTH_AGENT_SOCK is not set', { hint: 'pass --socket PATH' });
     }
-    const { pid } = await agentStatus(socket, 5_000);
-    process.kill(pid, 'SIGTERM');
-    if (options.json === true) out.data(JSON.stringify(versioned({ socket, pid, stopped: true })));
-    else out.data(['unset MMAUTH_AGENT_SOCK;', 'unset MMAUTH_AGENT_PID;', `echo Agent pid ${pid} killed;`].join('\n'));
+    // Over the protocol (POST /v1/stop): no signal ever goes to a pid that came over a socket.
+    const { stopAgent } = await import('../agent/agent-client.js');
+    const { pid, isStopped } = await stopAgent(socket, 5_000);
+    if (!isStopped) out.warn(`the agent on ${socket} said it would stop, but still answers after 5 s`);
+    if (options.json === true) out.data(JSON.stringify(versioned({ socket, pid, stopped: isStopped })));
+    else out.data(['unset MMAUTH_AGENT_SOCK;', 'unset MMAUTH_AGENT_PID;', `echo Agent pid ${pid} stopped;`].join('\n'));
     return;
   }
   // The agent itself reads the local store, never another agent.
@@ -105,13 +107,19 @@ export async function runAgent(options: AgentOptions, ctx: AppContext): Promise<
   const { defaultAgentSocket, preparePrivateDirectory } = await import('./agent/agent-socket-path.js');
   const socket = options.socket ?? defaultAgentSocket(env, dirname(store.path));
   preparePrivateDirectory(socket);
+  const { agentStatus } = await import('../agent/agent-client.js');
   // A second start with the same socket finds the running agent.
   const running = await agentStatus(socket, 2_000).catch(() => undefined);
   if (running !== undefined) {
     const missing = profiles.filter((name) => !running.profiles.some((p) => p.name === name));
     if (missing.length > 0) {
-      out.warn(
-        `the agent already on ${socket} does not serve ${missing.join(', ')}: stop it (mmauth agent --stop) to start another`,
+      const serves = running.profiles.map((p) => `"${p.name}"`).join(', ');
+      throw new MmauthError(
+        'profile_not_served',
+        `an agent already runs on ${socket} (pid ${running.pid}) serving ${serves}, not ${missing.map((n) => `"${n}"`).join(', ')}`,
+        {
+          hint: `stop it first (eval "$(MMAUTH_AGENT_SOCK=${socket} mmauth agent --stop)"), then start one with every --profile it should serve; or start another with --socket PATH`,
+        },
       );
     }
     announce(out, options, socket, running.pid);
@@ -143,6 +151,7 @@ async function serveAgent(
   ]);
   // A socket file left by an agent that was killed (nothing answered on it above).
   rmSync(socket, { force: true });
+  const stop = new AbortController();
   const server = await startAgentServer({
     socketPath: socket,
     profiles,
@@ -167,6 +176,7 @@ async function serveAgent(
       }) as Record<string, unknown>;
       return { status, document };
     },
+    onStop: () => stop.abort(),
     onRequest:
       options.verbose === true
         ? (log) =>
@@ -174,7 +184,7 @@ async function serveAgent(
         : undefined,
   });
   announce(out, options, socket, process.pid);
-  await whenAborted(ctx.signal, ['SIGTERM', 'SIGHUP']);
+  await whenAborted(AbortSignal.any([ctx.signal, stop.signal]), ['SIGTERM', 'SIGHUP']);
   await server.close();
   rmSync(socket, { force: true });
 }

@@ -84,6 +84,10 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
       return 'fix or remove the file (mmauth profile use NAME --directory DIR writes one), or choose with --profile NAME or MMAUTH_PROFILE';
     case 'agent_unreachable':
       return 'start the agent where the grant is (eval "$(mmauth agent)") and forward its socket here, or unset MMAUTH_AGENT_SOCK to use this machine\'s own profiles';
+    case 'agent_untrusted':
+      return details.reason === 'base_url'
+        ? 'this agent serves another server than the one set here: unset MMAUTH_BASE_URL, or use a profile name the agent serves for that server'
+        : 'forward the agent into a private directory of yours on this side (mkdir -m 700 ~/.mmauth; ssh -o ExitOnForwardFailure=yes -R ~/.mmauth/agent.sock:"$MMAUTH_AGENT_SOCK" HOST, with the home directory spelled out) and point MMAUTH_AGENT_SOCK there';
     case 'profile_not_served':
       return 'start the agent with --profile NAME for each profile it should serve, or choose one it serves (mmauth status)';
     case 'connection_failed':

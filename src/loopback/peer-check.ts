@@ -1,5 +1,7 @@
-import { hasSocketTable, isOwnUserEntry, keyOf, readPeerEntries, readPeerEntryNow } from './socket-table.js';
+import { readFileSync } from 'node:fs';
 import type { Server, Socket } from 'node:net';
+import { connectionSlots } from './connection-slots.js';
+import { hasSocketTable, isOwnUserEntry, keyOf, readPeerEntries, readPeerEntryNow } from './socket-table.js';
 
 /**
  * Only this user's programs reach mmauth's loopback listeners (attacks B2, N21, N6, N22, P20): on
@@ -17,8 +19,25 @@ import type { Server, Socket } from 'node:net';
 /** A connection's ports, as the server sees them. */
 export type ConnectionEnds = Pick<Socket, 'localPort' | 'remotePort'>;
 
-/** More connections than this waiting for one verdict are refused at once (each holds a descriptor). */
-const MAX_WAITING = 16_384;
+/**
+ * The most connections that wait unread for a verdict: an eighth of the process's descriptor limit
+ * (/proc/self/limits), at least 64 and at most 16,384. Beyond it the oldest waiting one is closed,
+ * so a flood can hold at most this many (twice, with a batch being judged) of mmauth's descriptors.
+ */
+export function waitingCap(limits = readLimits()): number {
+  const soft = Number(/^Max open files\s+(\d+)/m.exec(limits)?.[1] ?? NaN);
+  return Number.isFinite(soft) ? Math.min(16_384, Math.max(64, Math.floor(soft / 8))) : 16_384;
+}
+
+function readLimits(): string {
+  try {
+    return readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+let maxWaiting: number | undefined;
 
 /** The connections waiting for the next read, with what each is told. */
 const waiting: { key: string | undefined; tell: (admitted: boolean) => void }[] = [];
@@ -71,7 +90,9 @@ export function isOwnUserPeer(socket: ConnectionEnds): Promise<boolean> {
     syncBudgetMs -= performance.now() - started;
     return Promise.resolve(isOwnUserEntry(entry));
   }
-  if (waiting.length >= MAX_WAITING) return Promise.resolve(false);
+  maxWaiting ??= waitingCap();
+  // Full: the oldest waiting connection makes room (a flood's newest cannot lock the owner's out).
+  if (waiting.length >= maxWaiting) waiting.shift()?.tell(false);
   return new Promise((tell) => {
     waiting.push({ key, tell });
     if (!reading) void judgeWaiting();
@@ -80,15 +101,15 @@ export function isOwnUserPeer(socket: ConnectionEnds): Promise<boolean> {
 
 /**
  * Closes every connection to `server` that another user opened (isOwnUserPeer), before a byte of it
- * is read, and caps this user's connections it holds at `maxConnections` (a program of this user
- * cannot take every descriptor either). The server pauses on connect; its 'connection' listeners
+ * is read, and holds at most `maxConnections` of this user's (connectionSlots: at the limit the
+ * one idle longest makes room). The server pauses on connect; its 'connection' listeners
  * (HTTP's own among them) see a connection only once it is admitted. Another user's connections are
  * counted nowhere and cost no read of their own: however many they open, none holds a slot or a
  * turn this user's programs need (attacks P20, N22). Returns `server`.
  */
 export function admitOwnUserOnly<T extends Server>(server: T, maxConnections = 64): T {
   if (!hasSocketTable()) return capConnections(server, maxConnections);
-  let held = 0;
+  const admit = connectionSlots(server, maxConnections);
   (server as { pauseOnConnect?: boolean }).pauseOnConnect = true;
   const emit = server.emit as (this: T, event: string | symbol, ...args: unknown[]) => boolean;
   server.emit = function (this: T, event: string | symbol, ...args: unknown[]): boolean {
@@ -99,9 +120,7 @@ export function admitOwnUserOnly<T extends Server>(server: T, maxConnections = 6
     socket.on('error', ignore);
     void isOwnUserPeer(socket).then((admitted) => {
       socket.off('error', ignore);
-      if (!admitted || socket.destroyed || !this.listening || held >= maxConnections) return void socket.destroy();
-      held += 1;
-      socket.once('close', () => (held -= 1));
+      if (!admitted || socket.destroyed || !this.listening || !admit(socket)) return void socket.destroy();
       emit.call(this, 'connection', socket);
       socket.resume();
     });
@@ -111,19 +130,15 @@ export function admitOwnUserOnly<T extends Server>(server: T, maxConnections = 6
 }
 
 /**
- * Closes, before it is read, every connection to `server` that would hold more than
- * `maxConnections` at once. For a listener only this user can reach (a Unix socket in a private
+ * Holds at most `maxConnections` connections to `server` at once (connectionSlots: at the limit the
+ * one idle longest is closed for the new one; when every one serves a request, the new one is
+ * closed before it is read). For a listener only this user can reach (a Unix socket in a private
  * directory). Returns `server`.
  */
 export function capConnections<T extends Server>(server: T, maxConnections = 64): T {
-  let held = 0;
+  const admit = connectionSlots(server, maxConnections);
   server.prependListener('connection', (socket: Socket) => {
-    if (held >= maxConnections) {
-      socket.destroy();
-      return;
-    }
-    held += 1;
-    socket.once('close', () => (held -= 1));
+    if (!admit(socket)) socket.destroy();
   });
   return server;
 }

@@ -9,6 +9,9 @@ const DOT_SEGMENT = /(^|\/|%2f)(\.|%2e){1,2}(;[^/]*)?(\/|%2f|$)/i;
 /** A backslash, which WHATWG URL and IIS read as a slash (also `%5c`). */
 const BACKSLASH = /\\|%5c/i;
 
+/** A NUL byte, as written or percent-encoded: C-based servers end the path there (`/api/maps/..%00/admin`). */
+const NUL = /\0|%00/i;
+
 /** Bytes that decode strictly as UTF-8 (overlong forms such as `%c0%ae` do not). */
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -32,15 +35,16 @@ function percentDecoded(path: string): string | undefined {
  * Whether `path` (the request target's path, as received) could name another path to some server
  * on the way: a dot segment or a backslash as written, once percent-decoded (so `%252e` counts) or
  * after Unicode compatibility folding (NFKC: a fullwidth `．`, a one-dot leader `․`), or bytes that
- * are no strict UTF-8 (overlong `%c0%ae`, which old decoders read as `.`). RFC 3986 §5.2.4 is how
+ * are no strict UTF-8 (overlong `%c0%ae`, which old decoders read as `.`), or a NUL byte anywhere
+ * (encoded or not). RFC 3986 §5.2.4 is how
  * such a server resolves them; clients send none (curl, fetch and requests resolve them first).
  */
 export function isAmbiguousPath(path: string): boolean {
-  if (DOT_SEGMENT.test(path) || BACKSLASH.test(path)) return true;
+  const isAmbiguous = (text: string) => DOT_SEGMENT.test(text) || BACKSLASH.test(text) || NUL.test(text);
+  if (isAmbiguous(path)) return true;
   const decoded = percentDecoded(path);
   if (decoded === undefined) return true;
-  const folded = decoded.normalize('NFKC');
-  return [decoded, folded].some((text) => DOT_SEGMENT.test(text) || BACKSLASH.test(text));
+  return isAmbiguous(decoded) || isAmbiguous(decoded.normalize('NFKC'));
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { AgentToken } from '../agent/agent-protocol.js';
 import type { AppContext } from '../context.js';
+import { MmauthError } from '../errors.js';
 import { TOKEN_ORIGINS } from '../oauth/wire.js';
 import { pickSetting } from '../settings/settings.js';
 import type { StoredToken } from '../store/profile.js';
@@ -28,11 +29,43 @@ export function storedOf(token: AgentToken, nowMs: number): StoredToken {
   };
 }
 
+/** The origin of `url`, or undefined when it is no URL. */
+function originOf(url: string | undefined): string | undefined {
+  try {
+    return url === undefined ? undefined : new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Refuses (`agent_untrusted`, details.reason `base_url`) an agent's token whose base URL is not the
+ * server this side names for it: MMAUTH_BASE_URL, else a local profile of the token's profile name
+ * (its listing only; no credential is read). Where this side names none, the agent's URL stands.
+ */
+async function assertAgentServer(token: AgentToken, ctx: AppContext): Promise<void> {
+  let expected = ctx.env.MMAUTH_BASE_URL?.trim() || undefined;
+  if (expected === undefined) {
+    try {
+      expected = (await ctx.openStore()).listOne(token.profile)?.baseUrl;
+    } catch {
+      // An unreadable local config names no server: the agent's stands, as where there is none.
+    }
+  }
+  if (expected === undefined || originOf(expected) === originOf(token.baseUrl)) return;
+  throw new MmauthError(
+    'agent_untrusted',
+    `the agent serves profile "${token.profile}" for ${token.baseUrl ?? 'no server'}, but this side names ${expected} for it: not using its token`,
+    { details: { reason: 'base_url' } },
+  );
+}
+
 /**
  * The token a command hands out when `MMAUTH_AGENT_SOCK` names an agent: asked of
  * the agent on `socketPath` (tokenFromAgent) for --profile or MMAUTH_PROFILE among the agent's
  * profiles (its default without either), valid for --min-ttl; no local file or keyring is read.
- * Returns the token, its profile and base URL. Throws `agent_unreachable` or the agent's own error.
+ * Returns the token, its profile and base URL. Throws `agent_unreachable`, `agent_untrusted` (an
+ * untrusted socket, or another server than this side names: assertAgentServer) or the agent's own error.
  */
 export async function agentAccessToken(
   socketPath: string,
@@ -45,6 +78,7 @@ export async function agentAccessToken(
   const { tokenFromAgent } = await import('../agent/agent-client.js');
   const token = await tokenFromAgent(socketPath, profile, options.minTtl, timeoutMs);
   ctx.secrets.remember(token.accessToken);
+  await assertAgentServer(token, ctx);
   return {
     accessToken: token.accessToken,
     stored: storedOf(token, ctx.nowMs()),

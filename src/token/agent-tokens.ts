@@ -1,7 +1,8 @@
 import type { AgentToken } from '../agent/agent-protocol.js';
 import type { AgentTokens } from '../agent/agent-server.js';
 import type { AppContext } from '../context.js';
-import { isFresh } from '../grant/freshness.js';
+import { MmauthError } from '../errors.js';
+import { isFresh, issuedLifetimeS } from '../grant/freshness.js';
 import { renewToken } from '../grant/renewal.js';
 import type { StoredToken } from '../store/profile.js';
 import { fileSignature } from '../util/file-signature.js';
@@ -18,13 +19,33 @@ interface Held {
 }
 
 /**
+ * Why a client's `minTtlS` may not make the agent renew `token` early (attack A10: a party that
+ * holds no grant would decide how often the refresh token is spent), or undefined when it may: never
+ * for more than the lifetime the server issues, and never before the token has lived half that
+ * lifetime. So each token the server issues is renewed early at most once, whatever clients ask.
+ */
+export function earlyRenewalRefusal(token: StoredToken, minTtlS: number, nowMs: number): string | undefined {
+  const lifetimeS = issuedLifetimeS(token);
+  if (lifetimeS === undefined) return undefined;
+  if (minTtlS > lifetimeS) {
+    return `the server issues tokens for ${lifetimeS} s, less than min_ttl ${minTtlS}: not renewing`;
+  }
+  const ageS = Math.floor((nowMs - Date.parse(token.obtainedAt)) / 1000);
+  if (ageS < lifetimeS / 2) {
+    return `the token was issued ${ageS} s ago for ${lifetimeS} s; the agent renews a token early only once it has lived half its lifetime`;
+  }
+  return undefined;
+}
+
+/**
  * The tokens `mmauth agent` serves (AgentTokens): each profile's usable token by the path every
  * command takes (usableAccessToken: the store, keyring, origin binding, freshness margin, lock and
  * renewal across processes), held in memory while the config file is unchanged and the token fresh
  * for the asked `minTtl` (a `stat` per request, no other I/O), one load at a time per profile however
  * many clients ask. After a refusal, a renewal only when token info no longer accepts the token
- * within a minute of the last such renewal (refusalGuard, as the proxy). Throws what usableAccessToken
- * and renewToken throw.
+ * within a minute of the last such renewal (refusalGuard, as the proxy). A client's min_ttl renews
+ * early only as earlyRenewalRefusal allows, else `token_lifetime_too_short`. Throws what
+ * usableAccessToken and renewToken throw.
  */
 export function agentTokens(
   profiles: readonly string[],
@@ -72,18 +93,22 @@ export function agentTokens(
   };
   return {
     async get(profile, minTtl) {
-      const h = held.get(profile);
+      let entry = held.get(profile);
+      // The token as every command sees it (renewed only when stale by the usual margin).
       if (
-        h !== undefined &&
-        h.signature === (await signature()) &&
-        (h.stored === undefined || isFresh(h.stored, ctx.nowMs(), minTtl))
+        entry === undefined ||
+        entry.signature !== (await signature()) ||
+        (entry.stored !== undefined && !isFresh(entry.stored, ctx.nowMs(), 0))
       ) {
-        return toAgentToken(profile, h);
+        entry = await load(profile, 0);
       }
-      let entry = await load(profile, minTtl);
-      // A load started for a smaller --min-ttl may not be enough for this one.
-      if (entry.stored !== undefined && !isFresh(entry.stored, ctx.nowMs(), minTtl))
+      // A client's min_ttl renews early only as earlyRenewalRefusal allows; a load started for a
+      // smaller min_ttl may not be enough for this one, hence a second turn.
+      for (let turn = 0; turn < 2 && entry.stored !== undefined && !isFresh(entry.stored, ctx.nowMs(), minTtl); turn++) {
+        const refusal = earlyRenewalRefusal(entry.stored, minTtl, ctx.nowMs());
+        if (refusal !== undefined) throw new MmauthError('token_lifetime_too_short', `profile "${profile}": ${refusal}`);
         entry = await load(profile, minTtl);
+      }
       return toAgentToken(profile, entry);
     },
     async refused(profile, accessToken) {

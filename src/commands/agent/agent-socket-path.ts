@@ -1,18 +1,54 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { MmauthError } from '../../errors.js';
 import { privateParent } from '../../exec/token-file.js';
+import { replacePrivateFile } from '../../util/private-file.js';
+
+/** The file in the config directory that records where its agent listens when XDG_RUNTIME_DIR is unset. */
+export const AGENT_RECORD = 'agent-socket';
+
+const myUid = (fallback: number) => (typeof process.getuid === 'function' ? process.getuid() : fallback);
+
+/** Whether `dir` is a directory (no link) of this user's with mode 0700. */
+function isPrivateDirectory(dir: string): boolean {
+  try {
+    const stats = lstatSync(dir);
+    return stats.isDirectory() && stats.uid === myUid(stats.uid) && (stats.mode & 0o777) === 0o700;
+  } catch {
+    return false;
+  }
+}
 
 /**
- * The agent's default socket: `agent-<12 hex of the config directory's path>.sock` in the user's
- * private `mmauth-agent-<uid>` directory under XDG_RUNTIME_DIR or the temporary directory
- * (privateParent): one agent per user and config directory, found again by a second start.
+ * The agent's default socket for the config directory `configDir` (one agent per user and config
+ * directory, found again by a second start):
+ * - with XDG_RUNTIME_DIR (a private directory of this user's): `agent-<12 hex of configDir>.sock`
+ *   in `mmauth-agent-<uid>/` there;
+ * - else in a fresh private directory made with mkdtemp (`mmauth-agent-XXXXXX` in the temporary
+ *   directory, as ssh-agent's `/tmp/ssh-XXXXXX`), whose path is recorded in `configDir/agent-socket`
+ *   (0600) so that a second start finds it. A recorded directory that is no longer a private one of
+ *   this user's is replaced. A name another user took first in the shared directory takes nothing.
+ * Throws `store_insecure` from privateParent.
  */
 export function defaultAgentSocket(env: NodeJS.ProcessEnv, configDir: string): string {
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  const id = createHash('sha256').update(configDir).digest('hex').slice(0, 12);
-  return join(privateParent(env), `mmauth-agent-${uid}`, `agent-${id}.sock`);
+  const parent = privateParent(env);
+  if (parent === env.XDG_RUNTIME_DIR) {
+    const id = createHash('sha256').update(configDir).digest('hex').slice(0, 12);
+    return join(parent, `mmauth-agent-${myUid(0)}`, `agent-${id}.sock`);
+  }
+  const record = join(configDir, AGENT_RECORD);
+  try {
+    const recorded = readFileSync(record, 'utf8').trim();
+    if (recorded.startsWith('/') && isPrivateDirectory(dirname(recorded))) return recorded;
+  } catch {
+    // No record yet: a new directory below.
+  }
+  const dir = mkdtempSync(join(parent, 'mmauth-agent-'));
+  const socket = join(dir, 'agent.sock');
+  mkdirSync(configDir, { recursive: true, mode: 0o700 });
+  replacePrivateFile(record, `${socket}\n`);
+  return socket;
 }
 
 /**
@@ -28,13 +64,13 @@ export function preparePrivateDirectory(socketPath: string): void {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
-  const stats = lstatSync(dir);
-  const uid = typeof process.getuid === 'function' ? process.getuid() : stats.uid;
-  if (!stats.isDirectory() || stats.uid !== uid || (stats.mode & 0o077) !== 0) {
+  if (!isPrivateDirectory(dir)) {
     throw new MmauthError(
       'store_insecure',
-      `the agent's directory ${dir} is not a private directory of yours (mode 0700, owned by you, no link)`,
-      { hint: 'remove it, or pass --socket with a path in a directory only you can reach' },
+      `the agent's socket must be in a private directory of yours: ${dir} is not one (it must be a directory, not a link, owned by you, mode 0700)`,
+      {
+        hint: `pass --socket with a path in a directory you made for it (mkdir -m 700 ~/.mmauth; --socket ~/.mmauth/agent.sock), or fix ${dir} with chmod 700 if it is yours`,
+      },
     );
   }
 }
