@@ -164,6 +164,10 @@ describe('P11, P12: --allow-paths matches whole segments', () => {
     ['overlong dot %c0%ae', '/api/maps/%c0%ae%c0%ae/oauth2/token'],
     ['fullwidth dot %ef%bc%8e', '/api/maps/%ef%bc%8e%ef%bc%8e/oauth2/token'],
     ['one-dot leader %e2%80%a4', '/api/maps/%e2%80%a4%e2%80%a4/oauth2/token'],
+    ['P12 NUL after a dot segment', '/api/maps/..%00/admin'],
+    ['P12 NUL before a dot segment', '/api/maps/%00/../admin'],
+    ['P12 NUL in a segment', '/api/maps%00/x'],
+    ['P12 double-encoded NUL', '/api/maps/%2500/x'],
   ])('an ambiguous segment (%s) is refused with 400 ambiguous_path, nothing sent', async (_name, target) => {
     const { rack, port } = await proxiedRack(['--allow-paths', '/api/maps']);
     expect(await rawGet(port, target)).toBe(400);
