@@ -28,7 +28,8 @@ export function connectionSlots(server: Server, maxConnections: number): (socket
     if (held.size >= maxConnections) {
       let oldest: [Socket, Slot] | undefined;
       for (const entry of held) {
-        if (entry[1].active === 0 && (oldest === undefined || entry[1].idleSinceMs < oldest[1].idleSinceMs)) oldest = entry;
+        if (entry[1].active === 0 && (oldest === undefined || entry[1].idleSinceMs < oldest[1].idleSinceMs))
+          oldest = entry;
       }
       if (oldest === undefined) return false;
       held.delete(oldest[0]);

@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs';
 import type { Server, Socket } from 'node:net';
 import { connectionSlots } from './connection-slots.js';
-import { hasSocketTable, isOwnUserEntry, keyOf, readPeerEntries, readPeerEntryNow } from './socket-table.js';
+import {
+  hasSocketTable,
+  isOwnUserEntry,
+  keyOf,
+  readPeerEntries,
+  readPeerEntriesNow,
+  readPeerEntryNow,
+} from './socket-table.js';
 
 /**
  * Only this user's programs reach mmauth's loopback listeners (attacks B2, N21, N6, N22, P20): on
@@ -21,8 +28,9 @@ export type ConnectionEnds = Pick<Socket, 'localPort' | 'remotePort'>;
 
 /**
  * The most connections that wait unread for a verdict: an eighth of the process's descriptor limit
- * (/proc/self/limits), at least 64 and at most 16,384. Beyond it the oldest waiting one is closed,
- * so a flood can hold at most this many (twice, with a batch being judged) of mmauth's descriptors.
+ * (/proc/self/limits), at least 64 and at most 16,384. When that many wait, all are judged at once
+ * (judgeWaitingNow), so a flood holds at most this many of mmauth's descriptors (twice, with an
+ * asynchronous batch being judged meanwhile).
  */
 export function waitingCap(limits = readLimits()): number {
   const soft = Number(/^Max open files\s+(\d+)/m.exec(limits)?.[1] ?? NaN);
@@ -74,6 +82,14 @@ async function judgeWaiting(): Promise<void> {
   reading = false;
 }
 
+/** Judges every waiting connection at once (readPeerEntriesNow), emptying the queue. */
+function judgeWaitingNow(): void {
+  const batch = waiting.splice(0);
+  const keys = new Set(batch.flatMap(({ key }) => (key === undefined ? [] : [key])));
+  const entries = readPeerEntriesNow(keys);
+  for (const { key, tell } of batch) tell(isOwnUserEntry(key === undefined ? undefined : entries.get(key)));
+}
+
 /**
  * Whether `socket`'s peer is this process's user (isOwnUserEntry), as the next read of the kernel's
  * tables says. Where the kernel does not list sockets (not Linux), every peer passes: the listeners'
@@ -90,12 +106,13 @@ export function isOwnUserPeer(socket: ConnectionEnds): Promise<boolean> {
     syncBudgetMs -= performance.now() - started;
     return Promise.resolve(isOwnUserEntry(entry));
   }
-  maxWaiting ??= waitingCap();
-  // Full: the oldest waiting connection makes room (a flood's newest cannot lock the owner's out).
-  if (waiting.length >= maxWaiting) waiting.shift()?.tell(false);
+  const cap = (maxWaiting ??= waitingCap());
   return new Promise((tell) => {
     waiting.push({ key, tell });
-    if (!reading) void judgeWaiting();
+    // Full: every waiting connection judged now, by one synchronous read (a read per maxWaiting
+    // connections, whatever the flood): descriptors stay bounded and no verdict is lost.
+    if (waiting.length >= cap) judgeWaitingNow();
+    else if (!reading) void judgeWaiting();
   });
 }
 

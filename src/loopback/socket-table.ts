@@ -102,15 +102,14 @@ export async function readPeerEntries(keys: ReadonlySet<string>): Promise<Map<st
 }
 
 /**
- * readPeerEntries for one key, synchronously (a connection judged at once); undefined when the
- * tables do not list it or /proc/net/tcp cannot be read.
+ * readPeerEntries, synchronously (connections judged at once); a key is missing from the map when
+ * the tables do not list it, every key when /proc/net/tcp cannot be read.
  */
-export function readPeerEntryNow(key: string): PeerEntry | undefined {
+export function readPeerEntriesNow(keys: ReadonlySet<string>): Map<string, PeerEntry> {
   const found = new Map<string, PeerEntry>();
-  const keys = new Set([key]);
   try {
     for (const path of TABLES) {
-      if (found.size === 1) break;
+      if (found.size === keys.size) break;
       const scan = tableScan(keys, found);
       const fd = openSync(path, 'r');
       try {
@@ -122,7 +121,12 @@ export function readPeerEntryNow(key: string): PeerEntry | undefined {
   } catch {
     // tcp6 may be missing (no IPv6); tcp was read first.
   }
-  return found.get(key);
+  return found;
+}
+
+/** readPeerEntriesNow for one key: its entry, or undefined. */
+export function readPeerEntryNow(key: string): PeerEntry | undefined {
+  return readPeerEntriesNow(new Set([key])).get(key);
 }
 
 let socketTable: boolean | undefined;

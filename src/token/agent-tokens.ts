@@ -104,9 +104,14 @@ export function agentTokens(
       }
       // A client's min_ttl renews early only as earlyRenewalRefusal allows; a load started for a
       // smaller min_ttl may not be enough for this one, hence a second turn.
-      for (let turn = 0; turn < 2 && entry.stored !== undefined && !isFresh(entry.stored, ctx.nowMs(), minTtl); turn++) {
+      for (
+        let turn = 0;
+        turn < 2 && entry.stored !== undefined && !isFresh(entry.stored, ctx.nowMs(), minTtl);
+        turn++
+      ) {
         const refusal = earlyRenewalRefusal(entry.stored, minTtl, ctx.nowMs());
-        if (refusal !== undefined) throw new MmauthError('token_lifetime_too_short', `profile "${profile}": ${refusal}`);
+        if (refusal !== undefined)
+          throw new MmauthError('token_lifetime_too_short', `profile "${profile}": ${refusal}`);
         entry = await load(profile, minTtl);
       }
       return toAgentToken(profile, entry);

@@ -4,14 +4,14 @@
  * floods mmauth's loopback listeners, or calls the API through another user's `mmauth proxy`. Every case is the attack tried again: it must fail.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { connect } from 'node:net';
 
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
-import { makeConfigDir, makeScratchDir, startCli } from '../support/cli.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { BIN, cleanEnv, makeConfigDir, makeScratchDir, startCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 import { signIn, startProxy } from '../support/proxy.js';
 
@@ -167,6 +167,61 @@ describe.runIf(isRoot)('another local user (run as root: the attacker is uid 655
     expect(slowest, JSON.stringify(answers.map(({ ms }) => ms))).toBeLessThan(5_000);
     expect(answers.map(({ status }) => status)).toEqual(Array.from({ length: 30 }, () => 200));
   }, 90_000);
+
+  it("descriptors: another user's flood (4,000 connections held, each re-opened as it is closed) against a proxy whose descriptor limit is 1,024: the owner's requests still answer, and the proxy never holds more than its cap", async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const { env } = await signIn(emulator);
+    const proxy = spawn('prlimit', ['--nofile=1024:1024', process.execPath, BIN, 'proxy', '--json'], {
+      env: cleanEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    onTestFinished(() => void proxy.kill('SIGKILL'));
+    let out = '';
+    proxy.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    for (let i = 0; i < 200 && !out.includes('\n'); i++) await sleep(50);
+    const { url } = JSON.parse(out.split('\n')[0] ?? '{}') as { url: string };
+    const port = Number(new URL(url).port);
+    let mostHeld = 0;
+    const sampler = setInterval(() => {
+      try {
+        mostHeld = Math.max(mostHeld, readdirSync(`/proc/${proxy.pid}/fd`).length);
+      } catch {
+        // Between two reads of a changing directory: the next sample counts.
+      }
+    }, 10);
+    onTestFinished(() => clearInterval(sampler));
+    const flood = `const net = require('node:net'); let opened = 0;
+      process.on('SIGTERM', () => { console.log(opened); process.exit(0); });
+      setTimeout(() => process.exit(1), 60000);
+      const one = () => { opened++; const s = net.connect(${port}, '127.0.0.1'); s.on('error', () => {}); s.on('close', () => setImmediate(one)); };
+      for (let i = 0; i < 4000; i++) one();`;
+    const attacker = spawn(process.execPath, ['-e', flood], { uid: OTHER_UID, gid: OTHER_UID, env: {}, cwd: '/' });
+    onTestFinished(() => void attacker.kill('SIGKILL'));
+    let opened = '';
+    attacker.stdout.on('data', (chunk: Buffer) => (opened += chunk.toString()));
+    await sleep(1_500);
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      statuses.push(
+        await new Promise<number>((done) => {
+          const req = get(`${url}/api/me`, { agent: false, timeout: 5_000 }, (res) => {
+            res.resume();
+            done(res.statusCode ?? 0);
+          });
+          req.on('error', () => done(0));
+          req.on('timeout', () => req.destroy());
+        }),
+      );
+    }
+    attacker.kill('SIGTERM');
+    await new Promise((done) => attacker.once('close', done));
+    clearInterval(sampler);
+    expect(Number(opened.trim())).toBeGreaterThan(4_000);
+    expect(statuses).toEqual(Array.from({ length: 10 }, () => 200));
+    // The cap: an eighth of the limit waiting (twice, with a batch being judged), 64 held per
+    // listener, and the process's own descriptors; never near the limit, where accept fails.
+    expect(mostHeld).toBeLessThan(512);
+  }, 60_000);
 
   it("P20: the same churn against exec's token endpoint: each of the child's 30 requests for the token answers 200 within 5 s", async () => {
     const emulator = await startTestEmulator();

@@ -4,7 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { statSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
@@ -43,7 +43,65 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
   }
 }
 
+/** Where a connection goes: a TCP port on 127.0.0.1 or a Unix socket's path. */
+type Address = { port: number } | { path: string };
+
+/**
+ * A program that keeps `count` idle connections to `address` open and re-opens each one the other
+ * end closes (attack P19), until the test ends.
+ */
+function holdIdle(address: Address, count: number): void {
+  let isDone = false;
+  const open = (): void => {
+    if (isDone) return;
+    const socket = 'port' in address ? connect(address.port, '127.0.0.1') : connect(address.path);
+    socket.on('error', () => undefined);
+    socket.on('close', () => setTimeout(open, 5));
+    sockets.add(socket);
+  };
+  const sockets = new Set<Socket>();
+  for (let i = 0; i < count; i++) open();
+  onTestFinished(() => {
+    isDone = true;
+    for (const socket of sockets) socket.destroy();
+  });
+}
+
+/** A GET of /api/me on a new connection to `address`: true when it answers 200 within 1.5 s. */
+function isAnswered(address: Address): Promise<boolean> {
+  return new Promise((done) => {
+    const target = 'port' in address ? { host: '127.0.0.1', port: address.port } : { socketPath: address.path };
+    const req = httpRequest({ ...target, path: '/api/me', agent: false, timeout: 1_500 }, (res) => {
+      res.resume();
+      done(res.statusCode === 200);
+    });
+    req.on('error', () => done(false));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
 describe('proxy connections and address', () => {
+  it('P19: beside a program that re-opens 70 idle connections, another that asks every 2 s gets at least 6 of 8 answers, on TCP and on the Unix socket (the connection idle longest makes room)', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const { proxy, port } = await startProxy((await signIn(emulator)).env, [], 60_000);
+    const { socket } = JSON.parse(proxy.stdout().trim().split('\n')[0] ?? '{}') as { socket: string };
+    const answered = await Promise.all(
+      [{ port }, { path: socket }].map(async (address) => {
+        holdIdle(address, 70);
+        await new Promise((done) => setTimeout(done, 1_000));
+        let count = 0;
+        for (let i = 0; i < 8; i++) {
+          if (await isAnswered(address)) count += 1;
+          await new Promise((done) => setTimeout(done, 2_000));
+        }
+        return count;
+      }),
+    );
+    expect(answered[0], 'TCP').toBeGreaterThanOrEqual(6);
+    expect(answered[1], 'Unix socket').toBeGreaterThanOrEqual(6);
+  }, 60_000);
+
   it('P19: 70 idle connections held by one program are closed by the proxy within seconds, and another program is then served', async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
     const { port } = await startProxy((await signIn(emulator)).env);

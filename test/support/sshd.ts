@@ -27,9 +27,10 @@ const freePort = () =>
 /**
  * Starts Debian's sshd (openssh-server, which `.ci/run` installs when missing) on 127.0.0.1 with
  * throw-away host and user keys, for the user running the suite, Unix-socket forwarding allowed
- * (`StreamLocalBindUnlink yes`). Stopped when the test ends. Fails, never skips, without sshd.
+ * (`StreamLocalBindUnlink yes`; `bindUnlink: false`: no, as on servers where a path another user
+ * bound first makes the forward fail). Stopped when the test ends. Fails, never skips, without sshd.
  */
-export async function startTestSshd(): Promise<TestSshd> {
+export async function startTestSshd(options: { bindUnlink?: boolean } = {}): Promise<TestSshd> {
   const dir = mkdtempSync(join(tmpdir(), 'mmauth-sshd-'));
   const key = (name: string) => execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, name)]);
   key('host_key');
@@ -54,7 +55,7 @@ export async function startTestSshd(): Promise<TestSshd> {
         'KbdInteractiveAuthentication no',
         'PermitRootLogin prohibit-password',
         'AllowStreamLocalForwarding yes',
-        'StreamLocalBindUnlink yes',
+        `StreamLocalBindUnlink ${options.bindUnlink === false ? 'no' : 'yes'}`,
         '',
       ].join('\n'),
     );
