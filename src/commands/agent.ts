@@ -30,9 +30,12 @@ export function registerAgent(program: Command, ctx: AppContext): void {
       'a token agent for containers, remote hosts and sandboxes: serves access tokens (never a refresh token or secret) on a Unix socket',
     )
     .option('--profile <name>', 'a profile to serve (repeatable; default: the selected profile)', collect)
-    .option('--socket <path>', 'where to listen (default: a private directory of yours)')
+    .option('--socket <path>', 'where to listen, in a private 0700 directory of yours (default: one made for it)')
     .option('--foreground', 'stay attached (systemd, tests); Ctrl-C stops')
-    .option('--stop', 'stop the agent MMAUTH_AGENT_SOCK (or --socket) names')
+    .option(
+      '--stop',
+      'stop the agent MMAUTH_AGENT_SOCK (or --socket) names; prints shell code: eval "$(mmauth agent --stop)"',
+    )
     .option('--json', 'print one JSON line ({"socket", "pid"}) instead of shell commands')
     .option('--verbose', 'one line per client request on stderr (profile, outcome, renewal; never a token)')
     .addHelpText(
@@ -45,7 +48,8 @@ status and the library take tokens from the agent only. More: docs/agent.md.
 Examples:
   $ eval "$(mmauth agent --profile work)"          # MMAUTH_AGENT_SOCK=…; export MMAUTH_AGENT_SOCK;
   $ docker run -v "$MMAUTH_AGENT_SOCK:/run/mmauth.sock" -e MMAUTH_AGENT_SOCK=/run/mmauth.sock IMAGE mmauth token
-  $ ssh -R /tmp/mmauth.sock:"$MMAUTH_AGENT_SOCK" host     # then MMAUTH_AGENT_SOCK=/tmp/mmauth.sock there
+  $ ssh -o ExitOnForwardFailure=yes -R /home/me/.mmauth/agent.sock:"$MMAUTH_AGENT_SOCK" host
+                                          # into a private 0700 directory there; MMAUTH_AGENT_SOCK=~/.mmauth/agent.sock
   $ curl --unix-socket "$MMAUTH_AGENT_SOCK" 'http://agent/v1/token?profile=work'
   $ eval "$(mmauth agent --stop)"                  # stops it and unsets the variables`,
     )

@@ -140,6 +140,23 @@ describe.runIf(isRoot)('A5: a socket another user bound (the attacker is uid 655
     expect(fake.requests()).toHaveLength(1);
   });
 
+  it("an agent that names another server than this side's setting (MMAUTH_BASE_URL, or a local profile of the same name) is refused: exit 3, nothing sent to that server", async () => {
+    const recorder = await startRecorder();
+    const socket = agentSocketPath();
+    await startFakeAgent(socket, recorder.baseUrl, 1);
+    const env = farSideEnv(socket);
+    const byVariable = await runCli(['api', '/api/me'], { env: { ...env, MMAUTH_BASE_URL: 'http://127.0.0.1:9' } });
+    expect(byVariable.code, byVariable.stderr).toBe(3);
+    expect(byVariable.stderr).toContain('but this side names http://127.0.0.1:9 for it');
+    const configDir = env.MMAUTH_CONFIG_DIR ?? '';
+    const profile = { base_url: 'http://127.0.0.1:9', client_id: 'x' };
+    writeFileSync(join(configDir, 'config.json'), JSON.stringify({ profiles: { work: profile } }), { mode: 0o600 });
+    const byProfile = await runCli(['token', '--json'], { env });
+    expect(byProfile.code, byProfile.stderr).toBe(3);
+    expect(byProfile.stdout).toMatch(/"code": ?"agent_untrusted"/);
+    expect(recorder.seen).toEqual([]);
+  });
+
   it('a directory another user owns, even with a socket of this user in it, is refused', async () => {
     const dir = stickyDir();
     const theirs = join(dir, 'theirs');
