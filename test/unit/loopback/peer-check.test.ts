@@ -1,6 +1,6 @@
 import { createServer, connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { isOwnUserPeer } from '../../../src/loopback/peer-check.js';
+import { isOwnUserPeer, waitingCap } from '../../../src/loopback/peer-check.js';
 import { collectEntries, isOwnUserEntry, type PeerEntry } from '../../../src/loopback/socket-table.js';
 
 const TABLE = `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
@@ -49,5 +49,16 @@ describe('the peer check (/proc/net/tcp)', () => {
     expect(await Promise.all(sockets.map((socket) => isOwnUserPeer(socket)))).toEqual(sockets.map(() => true));
     for (const socket of [...clients, ...sockets]) socket.destroy();
     await new Promise((resolve) => server.close(resolve));
+  });
+});
+
+describe('waitingCap: connections that wait for the peer check', () => {
+  it.each([
+    ['Max open files            1024                 1024                 files', 128],
+    ['Max open files            256                  4096                 files', 64],
+    ['Max open files            1048576              1048576              files', 16_384],
+    ['', 16_384],
+  ])('%s: %i', (limits, cap) => {
+    expect(waitingCap(limits)).toBe(cap);
   });
 });
