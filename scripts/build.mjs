@@ -37,6 +37,8 @@ const PACKAGES = {
   chalk: { from: './vendor/chalk.cjs', vendor: 'chalk' },
   open: { from: './vendor/open.cjs', vendor: 'open', isDefaultOnly: true },
   '../emulator/emulator.js': { from: './emulator.cjs' },
+  // exec --sandbox's engine (ESM, loaded by require() as Node 20.19+ allows): only that command loads it.
+  '@anthropic-ai/sandbox-runtime': { from: '@anthropic-ai/sandbox-runtime' },
 };
 
 rmSync(dist, { recursive: true, force: true });

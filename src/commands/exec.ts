@@ -1,9 +1,10 @@
+import { dirname } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
 import { withRenewalOptions, withTokenOptions } from './options.js';
 import type { UsableTokenOptions } from '../token/usable-token.js';
-import type { Sandbox } from '../exec/sandbox.js';
+import type { PreparedSandbox } from '../exec/sandbox-plan.js';
 
 /** Options of `mmauth exec`. */
 export interface ExecOptions extends UsableTokenOptions {
@@ -16,9 +17,16 @@ export interface ExecOptions extends UsableTokenOptions {
   /** With --proxy: the methods and path prefixes the child may use (as `proxy`'s). */
   allowMethods?: string;
   allowPaths?: string[];
-  /** Run the child under bubblewrap, where the grant is not (Linux). */
+  /** Run the child in the sandbox engine, where the grant is not (Linux, macOS). */
   sandbox?: boolean;
+  /** With --sandbox: more paths it may write, paths it may not read, hosts it may reach (each repeatable). */
+  allowWrite?: string[];
+  denyRead?: string[];
+  allowHost?: string[];
 }
+
+/** A repeatable option's values. */
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
 /** Registers `mmauth exec`; the logic is runExec. */
 export function registerExec(program: Command, ctx: AppContext): void {
@@ -34,8 +42,11 @@ export function registerExec(program: Command, ctx: AppContext): void {
     .option('--allow-paths <prefix...>', 'with --proxy: only paths under these, by whole segments (as proxy)')
     .option(
       '--sandbox',
-      "run the child under bubblewrap (Linux): no config directory, keyring, mmauth's processes or secrets in its reach",
+      'run the child in a sandbox (Linux, macOS): writes only in the working directory, no grant, terminal, socket or other host in its reach',
     )
+    .option('--allow-write <path>', 'with --sandbox: the child may also write here (repeatable)', collect)
+    .option('--deny-read <path>', 'with --sandbox: the child may not read this either (repeatable)', collect)
+    .option('--allow-host <host[:port]>', 'with --sandbox: the child may also reach this host (repeatable)', collect)
     .description(
       'run a program with a token that stays valid while it runs: MMAUTH_TOKEN at start, MMAUTH_TOKEN_FILE kept current, --serve for an endpoint (never the refresh token or client secret)',
     )
@@ -52,17 +63,28 @@ Examples:
   $ mmauth exec --profile ci --serve -- python export.py
   $ mmauth exec --token-env MAPS_TOKEN -- env | grep MAPS_TOKEN
   $ mmauth exec --proxy -- sh -c 'curl -s "$MMAUTH_API_URL/api/me"'
-  $ mmauth exec --sandbox --proxy -- ./agent     # a program you do not trust: no grant in its reach`,
+  $ mmauth exec --sandbox --proxy --allow-paths /api/maps -- ./agent   # a program you do not trust
+  $ mmauth exec --sandbox --proxy --allow-host registry.npmjs.org -- npm test`,
     )
     .action(async (command, options) => runExec(command, options, ctx));
 }
 
-/** The child's environment (README "exec"): the parent's without the client secret, plus the token's variables. */
-function childEnvironment(env: NodeJS.ProcessEnv, added: Record<string, string>): NodeJS.ProcessEnv {
-  const child: NodeJS.ProcessEnv = { ...env };
+/**
+ * The child's environment (README "exec"): the parent's without the client secret, plus the token's
+ * variables. In the sandbox also without SANDBOX_UNSET_ENV, and without the Unix sockets' variables
+ * (no Unix socket of the host is reachable there: the URLs serve instead).
+ */
+function childEnvironment(
+  env: NodeJS.ProcessEnv,
+  added: Record<string, string>,
+  unset: readonly string[] = [],
+): NodeJS.ProcessEnv {
+  const child: NodeJS.ProcessEnv = { ...env, ...added };
   delete child.MMAUTH_CLIENT_SECRET;
   delete child.MMAUTH_TOKEN;
-  return { ...child, ...added };
+  if (added.MMAUTH_TOKEN !== undefined) child.MMAUTH_TOKEN = added.MMAUTH_TOKEN;
+  for (const name of unset) delete child[name];
+  return child;
 }
 
 /**
@@ -85,20 +107,31 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
   if ((options.allowMethods !== undefined || options.allowPaths !== undefined) && options.proxy !== true) {
     throw new MmauthError('usage', '--allow-methods and --allow-paths go with --proxy');
   }
-  // Refused before anything runs or is asked: no bwrap, or a bus no path can hide.
-  const sandbox = options.sandbox === true ? await (await import('./exec/sandbox-plan.js')).sandboxFor(ctx) : undefined;
-  if (options.proxy === true) {
-    if (options.serve === true) throw new MmauthError('usage', '--proxy gives the child no token: drop --serve');
-    return runExecProxied(program, args, options, ctx, sandbox);
+  const additions = [options.allowWrite, options.denyRead, options.allowHost].some((list) => list !== undefined);
+  if (additions && options.sandbox !== true) {
+    throw new MmauthError('usage', '--allow-write, --deny-read and --allow-host go with --sandbox');
   }
-  const { supplyChildToken } = await import('../token/child-token.js');
-  const supply = await supplyChildToken(options, ctx, out);
+  if (options.proxy === true && options.serve === true) {
+    throw new MmauthError('usage', '--proxy gives the child no token: drop --serve');
+  }
+  // Refused before anything runs or is asked: the engine or a program it needs is missing.
+  const sandbox =
+    options.sandbox === true ? await (await import('./exec/sandbox-plan.js')).sandboxFor(options, ctx) : undefined;
   try {
-    const env = childEnvironment(ctx.env, supply.variables);
-    const { runChild } = await import('../exec/run-child.js');
-    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), supply.dir, sandbox));
+    if (options.proxy === true) return await runExecProxied(program, args, options, ctx, sandbox);
+    const { supplyChildToken } = await import('../token/child-token.js');
+    const supply = await supplyChildToken(options, ctx, out);
+    try {
+      const endpoints = [supply.baseUrl, supply.variables.MMAUTH_TOKEN_URL].flatMap((url) => url ?? []);
+      const policy = sandbox?.policyFor(endpoints, [supply.dir]);
+      const env = childEnvironment(ctx.env, supply.variables, sandbox?.unsetEnv);
+      const { runChild } = await import('../exec/run-child.js');
+      ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), supply.dir, policy));
+    } finally {
+      await supply.stop();
+    }
   } finally {
-    await supply.stop();
+    sandbox?.remove();
   }
 }
 
@@ -111,15 +144,17 @@ async function runExecProxied(
   args: string[],
   options: ExecOptions,
   ctx: AppContext,
-  sandbox: Sandbox | undefined,
+  sandbox: PreparedSandbox | undefined,
 ): Promise<void> {
   const out = await ctx.output();
   const { startProfileProxy } = await import('./proxy.js');
   const proxy = await startProfileProxy({ ...options, port: 0 }, ctx, out);
   try {
-    const env = childEnvironment(ctx.env, { MMAUTH_API_URL: proxy.url, MMAUTH_API_SOCKET: proxy.socketPath });
+    const policy = sandbox?.policyFor([proxy.url], [dirname(proxy.socketPath)]);
+    const variables = { MMAUTH_API_URL: proxy.url, MMAUTH_API_SOCKET: proxy.socketPath };
+    const env = childEnvironment(ctx.env, variables, sandbox?.unsetEnv);
     const { runChild } = await import('../exec/run-child.js');
-    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), '', sandbox));
+    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), '', policy));
   } finally {
     await proxy.close();
   }

@@ -1,50 +1,72 @@
+import { dirname } from 'node:path';
 import type { AppContext } from '../context.js';
 import { isMmauthError } from '../errors.js';
-import { busSocketPaths, findBwrap } from '../exec/sandbox.js';
+import { defaultConfigDir } from '../store/profile-store.js';
 import { ok, skip, warn, type Check } from './doctor-checks.js';
 
-/** How long the probe may take, in ms. */
-const PROBE_TIMEOUT_MS = 5_000;
+/** The config directories exec --sandbox hides: the one in use (when the store opens) and the default one. */
+async function configDirs(ctx: AppContext): Promise<string[]> {
+  const inUse = await ctx.openStore().then(
+    (store) => [dirname(store.path)],
+    () => [],
+  );
+  return [...inUse, defaultConfigDir()];
+}
 
 /**
- * Whether `exec --sandbox` works here and why not: Linux only, bubblewrap on PATH, a sandbox it can
- * set up (a PID namespace: user namespaces allowed), and a session bus a path can hide.
+ * Whether `exec --sandbox` works here, by the same check exec makes (prepareSandbox: the platform,
+ * the engine's programs) and a run of `true` under the same policy, with the same paths hidden (so
+ * a path the sandbox cannot map fails here as it would there). Never throws.
  */
 export async function checkSandbox(ctx: AppContext): Promise<Check> {
-  if (ctx.platform !== 'linux') return skip('sandbox', `exec --sandbox runs on Linux only, not ${ctx.platform}`);
-  const bwrap = findBwrap(ctx.env);
-  if (bwrap === undefined) {
-    return warn(
-      'sandbox',
-      'exec --sandbox is unavailable: bubblewrap (bwrap) is not on PATH',
-      'install bubblewrap (Debian and Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap)',
-    );
+  if (ctx.platform !== 'linux' && ctx.platform !== 'darwin') {
+    return skip('sandbox', `exec --sandbox runs on Linux and macOS, not ${ctx.platform}`);
   }
-  const { execFile } = await import('node:child_process');
-  const failure = await new Promise<string | undefined>((resolve) => {
-    execFile(
-      bwrap,
-      ['--ro-bind', '/', '/', '--unshare-pid', '--proc', '/proc', '--', 'true'],
-      { timeout: PROBE_TIMEOUT_MS },
-      (error, _out, err) => resolve(error === null ? undefined : (err.trim().split('\n')[0] ?? error.message)),
+  const [{ prepareSandbox }, { runChild }] = await Promise.all([
+    import('../exec/sandbox-plan.js'),
+    import('../exec/run-child.js'),
+  ]);
+  let prepared: ReturnType<typeof prepareSandbox>;
+  try {
+    prepared = prepareSandbox(
+      {},
+      { env: ctx.env, platform: ctx.platform, cwd: process.cwd(), configDirs: await configDirs(ctx) },
     );
-  });
-  if (failure !== undefined) {
+  } catch (error) {
+    const packages = isMmauthError(error) ? error.details.packages : undefined;
     return warn(
       'sandbox',
-      `exec --sandbox is unavailable: bubblewrap cannot set up a sandbox here (${failure})`,
-      'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1), or run where they are allowed',
+      isMmauthError(error)
+        ? error.message.replace('exec --sandbox cannot run the program', 'exec --sandbox is unavailable')
+        : String(error),
+      packages === undefined
+        ? 'run it on Linux or macOS'
+        : `install ${packages} (Debian and Ubuntu: apt install ${packages})`,
     );
   }
   try {
-    busSocketPaths(ctx.env);
+    const lines: string[] = [];
+    const code = await runChild(
+      'true',
+      [],
+      { PATH: ctx.env.PATH ?? '/usr/bin:/bin' },
+      (line) => lines.push(line),
+      '',
+      prepared.policyFor([], []),
+    );
+    if (code !== 0)
+      throw new Error(`true exited ${code} in the sandbox${lines.length > 0 ? `: ${lines.join(' ')}` : ''}`);
   } catch (error) {
-    const why = isMmauthError(error) ? error.message : String(error);
     return warn(
       'sandbox',
-      `exec --sandbox refuses to run here: ${why}`,
-      'use a session bus that listens on a path (unix:path=…)',
+      `exec --sandbox is unavailable: ${isMmauthError(error) ? error.message : String(error)}`,
+      'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or run where they are allowed',
     );
+  } finally {
+    prepared.remove();
   }
-  return ok('sandbox', `exec --sandbox works (${bwrap}: its own PID namespace, the config and keyring hidden)`);
+  return ok(
+    'sandbox',
+    'exec --sandbox works (sandbox-runtime: writes only in the working directory, no config, keyring, Unix socket or other host in reach)',
+  );
 }

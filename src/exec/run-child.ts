@@ -1,5 +1,5 @@
 import { constants as osConstants } from 'node:os';
-import type { Sandbox } from './sandbox.js';
+import type { SandboxPolicy } from './sandbox.js';
 
 /**
  * The signals forwarded to the child: every one whose default would end mmauth without its clean-up
@@ -19,12 +19,13 @@ const FORWARDED = [
 ] as const;
 
 /**
- * Runs `program` with `args` and `env`, stdin, stdout and stderr as they are (in bubblewrap with
- * `sandbox`), and forwards FORWARDED's signals to it; once it has run WATCHDOG_DELAY_MS, a watchdog
+ * Runs `program` with `args` and `env`, stdin, stdout and stderr as they are (in the sandbox engine
+ * with `sandbox`'s policy: startSandboxed), and forwards FORWARDED's signals to it (and SIGWINCH to a
+ * sandboxed one, whose terminal is no longer its controlling one); once it has run WATCHDOG_DELAY_MS, a watchdog
  * ends it and removes `privateDir` (a path, or '' for none) should this process die without its
  * clean-up. Resolves with its exit code, 128 + n for signal n, or, as `env` and shells do, 127 for
  * a command that cannot be found and 126 for one that cannot be run (said through `onError`).
- * Throws `sandbox_unavailable` when bwrap exits before the command started.
+ * Throws `sandbox_unavailable` when the sandbox could not be set up (nothing ran).
  */
 export async function runChild(
   program: string,
@@ -32,18 +33,23 @@ export async function runChild(
   env: NodeJS.ProcessEnv,
   onError: (line: string) => void,
   privateDir: string,
-  sandbox?: Sandbox,
+  sandbox?: SandboxPolicy,
 ): Promise<number> {
   const [{ spawn }, { startWatchdog }] = await Promise.all([import('node:child_process'), import('./watchdog.js')]);
-  const sandboxRun = sandbox === undefined ? undefined : await import('./sandbox-run.js');
+  const engine = sandbox === undefined ? undefined : await import('./sandbox-engine.js');
+  const sandboxed =
+    sandbox === undefined || engine === undefined
+      ? undefined
+      : await engine.startSandboxed(sandbox, [program, ...args], env, process.cwd());
   // While the child runs, signals are its: the process's own Ctrl-C handling steps aside.
   const saved = process.listeners('SIGINT');
   process.removeAllListeners('SIGINT');
-  const forwarders = FORWARDED.map((signal) => {
+  const child = sandboxed?.child ?? spawn(program, args, { stdio: 'inherit', env });
+  const forwarders = [...FORWARDED, ...(sandboxed === undefined ? [] : (['SIGWINCH'] as const))].map((signal) => {
     const forward = () => {
-      const pid = sandboxed?.signalTarget() ?? child.pid;
+      if (sandboxed !== undefined) return sandboxed.signal(signal);
       try {
-        if (pid !== undefined) process.kill(pid, signal);
+        if (child.pid !== undefined) process.kill(child.pid, signal);
       } catch {
         // Already gone: its exit is on its way.
       }
@@ -51,11 +57,6 @@ export async function runChild(
     process.on(signal, forward);
     return () => process.off(signal, forward);
   });
-  const sandboxed =
-    sandbox === undefined || sandboxRun === undefined
-      ? undefined
-      : sandboxRun.spawnSandboxed(sandbox.bwrap, sandbox.plan, [program, ...args], env);
-  const child = sandboxed?.child ?? spawn(program, args, { stdio: 'inherit', env });
   // Ends the child if this process is killed without its clean-up (kill -9: attacks N7). Started once
   // the child has run WATCHDOG_DELAY_MS: a short child (a test, `true`) never pays for a second Node.
   let watchdog: { release(): void } | undefined;
@@ -71,13 +72,12 @@ export async function runChild(
       });
       child.once('exit', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
     }).then(async (code) => {
-      // bwrap that exits before the command started could not set the sandbox up: nothing ran.
-      if (sandboxed !== undefined && !(await sandboxed.started)) {
-        throw sandboxRun?.sandboxFailed(code);
-      }
+      // A sandbox that ended before the program started could not set up: nothing ran.
+      if (sandboxed !== undefined && !(await sandboxed.started)) throw engine?.sandboxFailed(code);
       return code;
     });
   } finally {
+    await sandboxed?.finish();
     clearTimeout(watchdogTimer);
     watchdog?.release();
     for (const remove of forwarders) remove();

@@ -1,23 +1,22 @@
-import { existsSync, lstatSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
-import { MmauthError } from '../errors.js';
+import { existsSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 
-/** What the sandbox hides and what it lets through (exec --sandbox; the project's rules). */
-export interface SandboxPlan {
-  /** Directories replaced by an empty one: the config directories, exec's private directory. */
-  hiddenDirs: string[];
-  /** Files and sockets bound back inside a hidden directory: the token file, the token or proxy socket. */
-  keptPaths: string[];
-  /** A session bus socket on a path, covered by /dev/null: the keyring cannot be asked. */
-  busPaths: string[];
-  /** Variables the child never gets. */
-  unsetEnv: string[];
-}
-
-/** bubblewrap and what it hides, for `exec --sandbox`. */
-export interface Sandbox {
-  bwrap: string;
-  plan: SandboxPlan;
+/**
+ * What `exec --sandbox`'s child may read, write and reach: mmauth's policy, stated here in one
+ * place; how it is enforced is the engine's (sandbox-engine.ts). Paths are real paths (links
+ * resolved: a symlinked HOME or config directory is mapped where it really is).
+ */
+export interface SandboxPolicy {
+  /** Where the child may write: the working directory, its private temp dir, each --allow-write. */
+  allowWrite: string[];
+  /** Never written even there (beside the engine's own mandatory denies): each `.mmauth-profile` there. */
+  denyWrite: string[];
+  /** Unreadable: the config directories, the keyring's files, mmauth's runtime directories, --deny-read. */
+  denyRead: string[];
+  /** Egress, as `host:port` (or a bare host, any port): the mode's own endpoints and each --allow-host. */
+  allowHosts: string[];
+  /** The child's private temp dir (TMPDIR), removed after it exits. */
+  tmpDir: string;
 }
 
 /** The variables `--sandbox` takes out of the child's environment. */
@@ -26,62 +25,88 @@ export const SANDBOX_UNSET_ENV = [
   'MMAUTH_CLIENT_SECRET',
   'DBUS_SESSION_BUS_ADDRESS',
   'MMAUTH_AGENT_SOCK',
+  'SSH_AUTH_SOCK',
 ];
 
-/** bubblewrap on PATH (the project's rules: the system's, never bundled or downloaded), or undefined. */
-export function findBwrap(env: NodeJS.ProcessEnv): string | undefined {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, 'bwrap');
-    if (existsSync(candidate)) return candidate;
+/** The real path of `path`, or `path` itself when it does not exist (yet). */
+export function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
   }
-  return undefined;
 }
 
 /**
- * The session bus's socket paths named by `address` (D-Bus's `unix:path=…`; several addresses are
- * `;`-separated), plus `$XDG_RUNTIME_DIR/bus` (where a child would look without the variable).
- * Throws `sandbox_unavailable` for an abstract socket (`unix:abstract=`, `unix:tmpdir=`): no path
- * hides one, and the child must never run with the bus reachable.
+ * The egress entry (`host:port`) for `url`'s origin: the port given, or the scheme's (443, 80).
+ * Undefined for what is no http(s) URL.
  */
-export function busSocketPaths(env: NodeJS.ProcessEnv): string[] {
-  const paths = new Set<string>();
-  for (const address of (env.DBUS_SESSION_BUS_ADDRESS ?? '').split(';')) {
-    if (address.trim() === '') continue;
-    if (/^unix:.*\b(abstract|tmpdir)=/.test(address)) {
-      throw new MmauthError(
-        'sandbox_unavailable',
-        `the session bus listens on an abstract socket (${address.split(',')[0] ?? address}), which no file path can hide: the sandboxed program could ask the keyring for your credentials`,
-        { details: { reason: 'abstract_bus' } },
-      );
-    }
-    const path = /^unix:(?:.*,)?path=([^,]+)/.exec(address)?.[1];
-    if (path !== undefined) paths.add(decodeURIComponent(path));
+export function egressOf(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return undefined;
+    const port = parsed.port === '' ? (parsed.protocol === 'https:' ? '443' : '80') : parsed.port;
+    return `${parsed.hostname}:${port}`;
+  } catch {
+    return undefined;
   }
-  const runtime = env.XDG_RUNTIME_DIR;
-  if (runtime !== undefined && runtime !== '') paths.add(join(runtime, 'bus'));
-  return [...paths].filter((path) => {
-    try {
-      return lstatSync(path).isSocket();
-    } catch {
-      return false;
-    }
-  });
+}
+
+/** Whether `entry` is an --allow-host value: a host name or IPv4 address, and an optional port. */
+export function isHostEntry(entry: string): boolean {
+  const match = /^([A-Za-z0-9*]([A-Za-z0-9.*-]*[A-Za-z0-9])?)(:(\d{1,5}))?$/.exec(entry);
+  if (match === null) return false;
+  return match[4] === undefined || (Number(match[4]) > 0 && Number(match[4]) < 65_536);
+}
+
+/** The keyring's files under `home`, where the desktop keyrings keep them (denied whether or not they exist). */
+export function keyringPaths(home: string): string[] {
+  return [
+    join(home, '.local', 'share', 'keyrings'),
+    join(home, '.local', 'share', 'kwalletd'),
+    join(home, 'Library', 'Keychains'),
+  ];
+}
+
+/** What sandboxPolicy is built from. */
+export interface SandboxPolicyInput {
+  cwd: string;
+  tmpDir: string;
+  /** The config directories: the one in use and the default one. */
+  configDirs: string[];
+  home: string | undefined;
+  /** mmauth's runtime directories on this machine (agents', proxies', other execs'), but this run's own. */
+  runtimeDirs: string[];
+  allowWrite: string[];
+  denyRead: string[];
+  /** The mode's endpoints (URLs) and --allow-host entries. */
+  egressUrls: string[];
+  allowHosts: string[];
 }
 
 /**
- * bwrap's arguments for `plan` around `command` (bubblewrap 0.8): the whole file system as it is
- * (`--dev-bind / /`: the user's files, devices, the terminal), the network as it is, a PID namespace
- * of its own with a fresh /proc (mmauth and its parent are not there: no /proc/PID/environ, no
- * ptrace), each hidden directory an empty tmpfs with what is kept bound back, each bus socket
- * covered by /dev/null, the variables unset. `statusFd` gets bwrap's JSON status (the child's pid).
+ * The policy of one `exec --sandbox` run (SandboxPolicy): every path made real, duplicates
+ * dropped; egress to the mode's endpoints' origins and the --allow-host entries, nothing else.
  */
-export function bwrapArgs(plan: SandboxPlan, command: readonly string[], statusFd: number): string[] {
-  const args = ['--dev-bind', '/', '/', '--unshare-pid', '--proc', '/proc', '--die-with-parent'];
-  args.push('--json-status-fd', String(statusFd));
-  for (const dir of plan.hiddenDirs) args.push('--tmpfs', dir);
-  for (const path of plan.keptPaths) args.push('--bind', path, path);
-  for (const path of plan.busPaths) args.push('--ro-bind', '/dev/null', path);
-  for (const name of plan.unsetEnv) args.push('--unsetenv', name);
-  return [...args, '--', ...command];
+export function sandboxPolicy(input: SandboxPolicyInput): SandboxPolicy {
+  const unique = (paths: string[]) => [...new Set(paths.map(realPath))];
+  const allowWrite = unique([input.cwd, input.tmpDir, ...input.allowWrite]);
+  return {
+    allowWrite,
+    // Only files that exist: a mount point for an absent one would be made on the host, where every
+    // mmauth run in that directory would meet an empty directory file while the child runs. A new
+    // one the child plants counts only once approved (mmauth profile trust).
+    denyWrite: allowWrite.flatMap((root) => [
+      ...(existsSync(join(root, '.mmauth-profile')) ? [join(root, '.mmauth-profile')] : []),
+      join(root, '**', '.mmauth-profile'),
+    ]),
+    denyRead: unique([
+      ...input.configDirs,
+      ...(input.home === undefined ? [] : keyringPaths(input.home)),
+      ...input.runtimeDirs,
+      ...input.denyRead,
+    ]),
+    allowHosts: [...new Set([...input.egressUrls.flatMap((url) => egressOf(url) ?? []), ...input.allowHosts])],
+    tmpDir: realPath(input.tmpDir),
+  };
 }

@@ -75,9 +75,13 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
           ? privateCaHint()
           : 'if the server uses a private CA, point NODE_EXTRA_CA_CERTS at its certificate (PEM)';
     case 'sandbox_unavailable':
-      return error.details.reason === 'abstract_bus'
-        ? 'run it where the session bus listens on a path (unix:path=…, most desktops), or without DBUS_SESSION_BUS_ADDRESS and the keyring (MMAUTH_CREDENTIAL_STORE=file); mmauth doctor says whether --sandbox works here'
-        : 'install bubblewrap (Debian and Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap) and make sure user namespaces are allowed; mmauth doctor says whether --sandbox works here';
+      if (details.reason === 'missing') {
+        return `install ${details.packages ?? 'bubblewrap socat ripgrep'} (Debian and Ubuntu: apt install ${details.packages ?? 'bubblewrap socat ripgrep'}); mmauth doctor says whether --sandbox works here`;
+      }
+      if (details.reason === 'platform') return 'run it on Linux or macOS, or run the program without --sandbox';
+      if (details.reason === 'node')
+        return 'run mmauth on Node 22 or 24 (the sandbox engine supports Node 22.12 and later)';
+      return 'make sure unprivileged user namespaces are allowed (bubblewrap needs them); mmauth doctor says whether --sandbox works here';
     case 'directory_file_not_approved':
       return `if you trust it: mmauth profile trust ${error.details.directory ?? 'DIR'}; or choose the profile yourself with --profile NAME or MMAUTH_PROFILE`;
     case 'directory_file_invalid':

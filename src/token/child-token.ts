@@ -11,6 +11,8 @@ export interface ChildTokenSupply {
   variables: Record<string, string>;
   /** The private 0700 directory of the token file (and the endpoint's socket). */
   dir: string;
+  /** The base URL of the server the token belongs to (its origin is where the token may go). */
+  baseUrl: string | undefined;
   /** Waits for a renewal in flight (so the pair it brings is stored), closes the endpoint, removes the directory. */
   stop(): Promise<void>;
 }
@@ -29,7 +31,7 @@ export async function supplyChildToken(
 ): Promise<ChildTokenSupply> {
   // The file is made once the first token is known (the keeper's, should it have renewed already).
   let fileRef: ReturnType<typeof createTokenFile> | undefined;
-  const { keeper } = await keepProfileToken(options, ctx, out, (token) => fileRef?.write(token));
+  const { keeper, baseUrl } = await keepProfileToken(options, ctx, out, (token) => fileRef?.write(token));
   const file = createTokenFile(ctx.env, keeper.accessToken);
   fileRef = file;
   let server:
@@ -59,6 +61,7 @@ export async function supplyChildToken(
   return {
     variables: { [options.tokenEnv]: keeper.accessToken, MMAUTH_TOKEN_FILE: file.path, ...endpoint },
     dir: file.dir,
+    baseUrl,
     stop,
   };
 }

@@ -118,6 +118,8 @@ const ALLOWED_PACKAGES: Record<string, readonly string[]> = {
   oauth: ['oauth4webapi'],
   http: ['undici'],
   store: ['conf', 'env-paths', 'proper-lockfile', '@napi-rs/keyring'],
+  // exec --sandbox's engine, behind one adapter (exec/sandbox-engine.ts).
+  exec: ['@anthropic-ai/sandbox-runtime'],
 };
 
 /** Layers below the commands: they raise coded errors and leave exit codes and hints to the failure map. */

@@ -140,7 +140,7 @@ describe('mmauth exec', () => {
     const through = spawnSync(process.execPath, [BIN, 'exec', '--', process.execPath, '-e', script], {
       env: cleanEnv(env),
     });
-    expect(through.status).toBe(0);
+    expect(through.status, String(through.stderr)).toBe(0);
     expect(Buffer.compare(through.stdout, alone.stdout)).toBe(0);
   });
 

@@ -21,7 +21,7 @@ const opened = (port: number) =>
   new Promise<Socket>((done) => {
     const socket = connect(port, '127.0.0.1', () => done(socket));
     socket.on('error', () => undefined);
-    onTestFinished(() => socket.destroy());
+    onTestFinished(() => void socket.destroy());
   });
 const closed = (socket: Socket) => new Promise<void>((done) => socket.once('close', () => done()));
 const get = (port: number) =>

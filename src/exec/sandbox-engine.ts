@@ -1,0 +1,184 @@
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { MmauthError } from '../errors.js';
+import type { SandboxPolicy } from './sandbox.js';
+
+/**
+ * The one adapter between mmauth's sandbox policy (sandbox.ts) and the engine that enforces it:
+ * Anthropic's sandbox-runtime (bubblewrap, seccomp and a filtering proxy on Linux; Seatbelt on
+ * macOS), loaded only here, only by `exec --sandbox` and doctor. mmauth never patches its files;
+ * what its API cannot say is done around it here (ARCHITECTURE.md, "The sandbox").
+ */
+
+/** The programs the engine runs on Linux, from the system (never bundled or downloaded), with their Debian package. */
+const LINUX_PROGRAMS: ReadonlyArray<readonly [program: string, debianPackage: string]> = [
+  ['bwrap', 'bubblewrap'],
+  ['socat', 'socat'],
+  ['rg', 'ripgrep'],
+];
+
+function onPath(env: NodeJS.ProcessEnv, program: string): boolean {
+  return (env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, program)));
+}
+
+function unavailable(message: string, reason: string, extra: Record<string, string> = {}): MmauthError {
+  return new MmauthError('sandbox_unavailable', `exec --sandbox cannot run the program: ${message}`, {
+    details: { reason, ...extra },
+  });
+}
+
+/**
+ * Throws `sandbox_unavailable` (details.reason `platform`, or `missing` with details.packages) where
+ * the engine cannot run: a platform other than Linux and macOS, or on Linux a program it needs
+ * missing from PATH (bwrap, socat, rg), each named with its Debian package. Nothing has run then.
+ */
+export function assertEngineCanRun(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): void {
+  if (platform === 'darwin') return;
+  if (platform !== 'linux') throw unavailable(`it runs on Linux and macOS, not ${platform}`, 'platform');
+  const missing = LINUX_PROGRAMS.filter(([program]) => !onPath(env, program));
+  if (missing.length === 0) return;
+  const names = missing.map(([program, pkg]) => `${program} (package ${pkg})`).join(', ');
+  throw unavailable(`${names} not on PATH`, 'missing', { packages: missing.map(([, pkg]) => pkg).join(' ') });
+}
+
+type Engine = typeof import('@anthropic-ai/sandbox-runtime').SandboxManager;
+
+/** The engine, imported now (it is no part of any other command); `sandbox_unavailable` when this Node cannot load it. */
+async function loadEngine(): Promise<Engine> {
+  try {
+    return (await import('@anthropic-ai/sandbox-runtime')).SandboxManager;
+  } catch (error) {
+    throw unavailable(
+      `the sandbox engine does not load on Node ${process.versions.node} (${error instanceof Error ? error.message : String(error)})`,
+      'node',
+    );
+  }
+}
+
+/** `text` as one sh word. */
+const quoted = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
+
+/**
+ * The shell line the engine runs: a byte on fd 3 (the program is about to start: mmauth tells a
+ * sandbox that could not set up from a program that failed), then the program itself, with loopback
+ * sent through the engine's filtering proxy (its no_proxy would send it nowhere), its own temp dir,
+ * and Node's fetch told to use the proxy (Node 22.21+ and 24 read NODE_USE_ENV_PROXY).
+ */
+function innerCommand(policy: SandboxPolicy, command: readonly string[]): string {
+  const env = ['-u', 'no_proxy', '-u', 'NO_PROXY', `TMPDIR=${policy.tmpDir}`, 'NODE_USE_ENV_PROXY=1'];
+  const program = command[0]?.includes('=') === true ? `./${command[0]}` : (command[0] ?? 'true');
+  return `printf . >&3; exec 3>&-; exec env ${[...env, program, ...command.slice(1)].map(quoted).join(' ')}`;
+}
+
+/** A process's group and session from /proc/PID/stat, or undefined when it is gone. */
+function groupOf(pid: number): { pgrp: number; session: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { pgrp: Number(fields[2]), session: Number(fields[3]) };
+  } catch {
+    return undefined;
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The process group the program runs in: the engine starts it in a session of its own (so it cannot
+ * push input into the terminal), the first descendant of `rootPid` whose session differs. Signals go
+ * to that whole group, as a terminal's Ctrl-C goes to its foreground group.
+ */
+function innerGroup(rootPid: number): number | undefined {
+  const outer = groupOf(rootPid)?.session;
+  const queue = [rootPid];
+  for (let seen = 0; queue.length > 0 && seen < 64; seen++) {
+    const pid = queue.shift() ?? 0;
+    const group = groupOf(pid);
+    if (group !== undefined && outer !== undefined && group.session !== outer) return group.pgrp;
+    queue.push(...childrenOf(pid));
+  }
+  return undefined;
+}
+
+/** A program started in the engine's sandbox. */
+export interface SandboxedChild {
+  child: ChildProcess;
+  /** Resolves true once the program is about to start, false when the sandbox ended before (it could not set up). */
+  started: Promise<boolean>;
+  /** Sends `signal` to the program's process group (or to the sandbox while it has not started). */
+  signal(signal: NodeJS.Signals): void;
+  /** Stops the engine's proxies; call once the child has exited. Never throws. */
+  finish(): Promise<void>;
+}
+
+/**
+ * Starts `command` (argv) under the engine with `policy`, in `cwd`, with `env` (the child's whole
+ * environment; the engine adds its proxy variables) and the terminal as it is. The sandbox's
+ * process group is its own (Ctrl-C reaches mmauth, which forwards it: signal()). Throws
+ * `sandbox_unavailable` when the engine cannot load or refuses the policy; nothing has run then.
+ */
+export async function startSandboxed(
+  policy: SandboxPolicy,
+  command: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Promise<SandboxedChild> {
+  const [engine, { spawn }] = await Promise.all([loadEngine(), import('node:child_process')]);
+  let argv: string[];
+  try {
+    await engine.initialize({
+      network: { allowedDomains: policy.allowHosts, deniedDomains: [], strictAllowlist: true },
+      filesystem: { denyRead: policy.denyRead, allowWrite: policy.allowWrite, denyWrite: policy.denyWrite },
+    });
+    ({ argv } = await engine.wrapWithSandboxArgv(innerCommand(policy, command), undefined, undefined, undefined, cwd));
+  } catch (error) {
+    await engine.reset().catch(() => undefined);
+    throw unavailable(
+      `the sandbox engine refused to set up (${error instanceof Error ? error.message : String(error)})`,
+      'engine',
+    );
+  }
+  const child = spawn(argv[0] ?? '/bin/sh', argv.slice(1), {
+    cwd,
+    env,
+    detached: true,
+    stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
+  });
+  const started = new Promise<boolean>((resolve) => {
+    const marker = child.stdio[3] as NodeJS.ReadableStream | null;
+    // The byte comes before the program runs; the pipe's end, once every process in the sandbox is gone.
+    marker?.once('data', () => resolve(true));
+    marker?.once('end', () => resolve(false));
+    marker?.once('error', () => resolve(false));
+    child.once('error', () => resolve(false));
+  });
+  return {
+    child,
+    started,
+    signal(signal) {
+      const group = child.pid === undefined ? undefined : innerGroup(child.pid);
+      try {
+        if (group !== undefined) process.kill(-group, signal);
+        else if (child.pid !== undefined) process.kill(child.pid, signal);
+      } catch {
+        // Already gone: its exit is on its way.
+      }
+    },
+    finish: () => engine.reset().catch(() => undefined),
+  };
+}
+
+/** The error for a sandbox that ended before the program started (no user namespaces, a mount refused). */
+export function sandboxFailed(code: number | null): MmauthError {
+  return unavailable(
+    `the sandbox could not be set up (exit ${String(code)}; its message is above): the program did not run`,
+    'setup_failed',
+  );
+}
