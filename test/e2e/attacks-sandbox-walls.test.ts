@@ -6,7 +6,7 @@
  * is tried without --sandbox (the control: it is open) and under --sandbox in each of its modes
  * (token, --serve, --proxy), where every one is closed and what the child may do still works.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -260,4 +260,75 @@ describe('clients that reach the API from the sandbox', () => {
     );
     expect(elsewhere.stdout.trim().split('\n')).toEqual(['403', '403']);
   }, 120_000);
+});
+
+describe('an interactive child keeps its terminal under --sandbox', () => {
+  it('stdin and stdout stay the terminal: raw-mode keys reach it, its window size is the terminal’s, Ctrl-C reaches it (exit 130)', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const configDir = makeConfigDir();
+    const env = {
+      ...(emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }) as Record<string, string>),
+      MMAUTH_CREDENTIAL_STORE: 'file',
+      PATH: process.env.PATH ?? '',
+    };
+    expect((await runCli(['login'], { env })).code).toBe(0);
+    const child = [
+      "process.stdout.write('size ' + process.stdout.columns + 'x' + process.stdout.rows + ' tty ' + process.stdin.isTTY + '\\n');",
+      "process.stdin.setRawMode(true); let keys = '';",
+      "process.stdin.on('data', (d) => { keys += d; if (keys.includes('q')) {",
+      '  process.stdin.setRawMode(false); process.stdin.pause();',
+      "  process.stdout.write('keys ' + JSON.stringify(keys) + '\\nwaiting\\n'); setInterval(() => {}, 1000); } });",
+    ].join(' ');
+    const cwd = makeScratchDir('victim-cwd-', 0o755);
+    const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+    const terminal = startInTmux(['bash', '--norc', '--noprofile', '-i'], env);
+    await terminal.waitFor(/[#$] $/m);
+    terminal.send(
+      [
+        `cd ${quote(cwd)} && ${process.execPath} ${BIN} exec --sandbox -- ${process.execPath} -e ${quote(child)}; echo "exit-$?"`,
+      ],
+      { literal: true },
+    );
+    terminal.send(['Enter']);
+    await terminal.waitFor(/size \d+x\d+ tty true/, 30_000);
+    expect(terminal.screen()).toContain('size 200x50 tty true');
+    terminal.send(['a', 'b', 'C-a', 'q']);
+    // Raw mode: each key as it is typed, Ctrl-A as a byte (no line discipline in between).
+    await terminal.waitFor(/keys "ab\\u0001q"/, 10_000);
+    await terminal.waitFor(/waiting/, 10_000);
+    terminal.send(['C-c']);
+    await terminal.waitFor(/exit-130/, 15_000);
+  }, 90_000);
+});
+
+describe('a symlinked HOME and config directory (as on Fedora Silverblue: /home → var/home)', () => {
+  it('--sandbox runs and hides the config by its link and by its real path; doctor says the sandbox works, as exec found', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const real = makeScratchDir('victim-real-', 0o755);
+    const links = makeScratchDir('victim-links-', 0o755);
+    // HOME through a link, and MMAUTH_CONFIG_DIR inside it: the config directory's path holds a link.
+    mkdirSync(join(real, 'home', '.config', 'mmauth'), { recursive: true, mode: 0o700 });
+    symlinkSync(join(real, 'home'), join(links, 'home'));
+    const configDir = join(links, 'home', '.config', 'mmauth');
+    const env = {
+      ...(emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }) as Record<string, string>),
+      HOME: join(links, 'home'),
+      MMAUTH_CREDENTIAL_STORE: 'file',
+      PATH: process.env.PATH ?? '',
+    };
+    const login = await runCli(['login'], { env });
+    expect(login.code, login.stderr).toBe(0);
+    const cwd = makeScratchDir('victim-cwd-', 0o755);
+    const probe = `for f in ${join(configDir, 'config.json')} ${join(real, 'home', '.config', 'mmauth', 'config.json')}; do test -r $f && echo "read $f"; done; echo done`;
+    const boxed = await runCli(['exec', '--sandbox', '--json', '--', 'sh', '-c', probe], {
+      env,
+      cwd,
+      timeoutMs: 60_000,
+    });
+    expect(boxed.code, boxed.stderr + boxed.stdout).toBe(0);
+    expect(boxed.stdout.trim()).toBe('done');
+    const doctor = await runCli(['doctor', '--json'], { env, cwd, timeoutMs: 60_000 });
+    const sandbox = ((JSON.parse(doctor.stdout) as Json).checks as Json[]).find((check) => check.name === 'sandbox');
+    expect(sandbox).toMatchObject({ status: 'ok' });
+  }, 90_000);
 });

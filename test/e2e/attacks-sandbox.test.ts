@@ -6,17 +6,34 @@
  * anything runs). Under --sandbox --proxy, curl and Python's urllib still reach the API.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
+import { HEADLESS_BROWSER, makeConfigDir, makeScratchDir, runCli } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
 import { useSecretService } from '../support/secret-service.js';
 
 type Json = Record<string, any>;
 
 const service = useSecretService();
+
+/** A working directory of the test's own: the engine keeps its placeholders there while the child runs. */
+const workDir = () => makeScratchDir('victim-cwd-', 0o755);
+
+/** A PATH directory with links to what the sandbox and its child use, but `missing`. */
+function pathWithout(missing: string): string {
+  const bin = makeScratchDir('victim-bin-', 0o755);
+  for (const program of ['bwrap', 'socat', 'rg', 'sh', 'bash', 'env', 'touch', 'true']) {
+    if (program === missing) continue;
+    const found = (process.env.PATH ?? '')
+      .split(':')
+      .map((dir) => join(dir, program))
+      .find((path) => existsSync(path));
+    if (found !== undefined) symlinkSync(found, join(bin, program));
+  }
+  return bin;
+}
 const HOSTILE = resolve(import.meta.dirname, '../support/attacker/hostile-child.mjs');
 
 /** A code-flow login with the keyring (credentials sealed, the key on the test bus); the environment exec then runs with. */
@@ -38,6 +55,7 @@ async function hostile(args: string[], env: Record<string, string | undefined>, 
   const secret = env.MMAUTH_CLIENT_SECRET ?? '';
   const result = await runCli(['exec', ...args, '--', process.execPath, HOSTILE, configDir, busAddress, secret], {
     env,
+    cwd: workDir(),
     timeoutMs: 30_000,
   });
   expect(result.code, result.stderr).toBe(0);
@@ -89,12 +107,16 @@ describe('exec --sandbox against a hostile child', () => {
     const script =
       'curl -s -o /dev/null -w "%{http_code} " "$MMAUTH_API_URL/api/me"; ' +
       "python3 -c \"import os, urllib.request; print(urllib.request.urlopen(os.environ['MMAUTH_API_URL'] + '/api/me').status)\"";
-    const result = await runCli(['exec', '--sandbox', '--proxy', '--', 'sh', '-c', script], { env, timeoutMs: 30_000 });
+    const result = await runCli(['exec', '--sandbox', '--proxy', '--', 'sh', '-c', script], {
+      env,
+      cwd: workDir(),
+      timeoutMs: 30_000,
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.trim()).toBe('200 200');
   });
 
-  it('a session bus on an abstract socket: --sandbox refuses before anything runs (exit 2, sandbox_unavailable, the reason and the way out); without --sandbox the child reaches that bus', async () => {
+  it('a session bus on an abstract socket: under --sandbox the child cannot reach it (a network namespace of its own, no Unix socket); without --sandbox it does', async () => {
     // Credentials in the file: the abstract bus below has no keyring of its own.
     const { env } = await keyringLogin('file');
     const name = `mmauth-test-${process.pid}-${Date.now()}`;
@@ -109,40 +131,56 @@ describe('exec --sandbox against a hostile child', () => {
     const address = await new Promise<string>((resolvePromise) =>
       daemon.stdout.once('data', (chunk: Buffer) => resolvePromise(chunk.toString().trim())),
     );
-    const marker = join(mkdtempSync(join(tmpdir(), 'mmauth-marker-')), 'ran');
     const abstractEnv = { ...env, DBUS_SESSION_BUS_ADDRESS: address };
-    const refused = await runCli(['exec', '--sandbox', '--json', '--', 'touch', marker], { env: abstractEnv });
-    expect(refused.code).toBe(2);
-    expect((JSON.parse(refused.stdout) as Json).error.code).toBe('sandbox_unavailable');
-    expect(refused.stderr + refused.stdout).toContain('abstract socket');
-    expect(existsSync(marker)).toBe(false);
-    // The control: without the sandbox the child connects to the abstract bus.
     // (Python: Node pads an abstract name with NULs and misses it.)
-    const reach = `import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n  s.connect('\\0${name}'); print('reached')\nexcept OSError:\n  print('unreachable')`;
+    const reach = `import socket\ntry:\n  s = socket.socket(socket.AF_UNIX); s.connect('\\0${name}'); print('reached')\nexcept OSError:\n  print('unreachable')`;
+    const boxed = await runCli(['exec', '--sandbox', '--', 'python3', '-c', reach], {
+      env: abstractEnv,
+      cwd: workDir(),
+    });
+    expect(boxed.code, boxed.stderr).toBe(0);
+    expect(boxed.stdout.trim()).toBe('unreachable');
+    // The control: without the sandbox the child connects to the abstract bus.
     const open = await runCli(['exec', '--', 'python3', '-c', reach], { env: abstractEnv });
     expect(open.stdout.trim()).toBe('reached');
   });
 
-  it('without bubblewrap on PATH, --sandbox is sandbox_unavailable (exit 2) naming the package, and runs nothing', async () => {
-    const { env } = await keyringLogin();
-    const marker = join(mkdtempSync(join(tmpdir(), 'mmauth-marker-')), 'ran');
-    const result = await runCli(['exec', '--sandbox', '--', '/usr/bin/touch', marker], {
-      env: { ...env, PATH: mkdtempSync(join(tmpdir(), 'mmauth-empty-path-')) },
-    });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain('bubblewrap');
-    expect(result.stderr).toContain('apt install bubblewrap');
-    expect(existsSync(marker)).toBe(false);
-  });
+  it.each([
+    ['bwrap', 'bubblewrap'],
+    ['socat', 'socat'],
+    ['rg', 'ripgrep'],
+  ])(
+    'without %s on PATH, --sandbox is sandbox_unavailable (exit 2, one error document under --json) naming the package %s, and runs nothing',
+    async (program, pkg) => {
+      const { env } = await keyringLogin('file');
+      const marker = join(mkdtempSync(join(tmpdir(), 'victim-marker-')), 'ran');
+      const bin = pathWithout(program);
+      const result = await runCli(['exec', '--sandbox', '--', '/usr/bin/touch', marker], {
+        env: { ...env, PATH: bin },
+        cwd: workDir(),
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`${program} (package ${pkg}) not on PATH`);
+      expect(result.stderr).toContain(`apt install ${pkg}`);
+      const json = await runCli(['exec', '--sandbox', '--json', '--', '/usr/bin/touch', marker], {
+        env: { ...env, PATH: bin },
+        cwd: workDir(),
+      });
+      expect(json.code).toBe(2);
+      expect((JSON.parse(json.stdout) as Json).error.code).toBe('sandbox_unavailable');
+      expect(existsSync(marker)).toBe(false);
+    },
+  );
 
   it("signals and the exit code as exec gives them: the child's exit code passes through, SIGTERM reaches it (128 + 15)", async () => {
     const { env } = await keyringLogin();
-    expect((await runCli(['exec', '--sandbox', '--', 'sh', '-c', 'exit 7'], { env })).code).toBe(7);
+    expect((await runCli(['exec', '--sandbox', '--', 'sh', '-c', 'exit 7'], { env, cwd: workDir() })).code).toBe(7);
     const { startCli } = await import('../support/cli.js');
     const running = startCli(
       ['exec', '--sandbox', '--', 'sh', '-c', 'trap "echo got-term; exit 143" TERM; echo ready; sleep 20 & wait'],
       {
         env,
+        cwd: workDir(),
         timeoutMs: 30_000,
       },
     );
@@ -165,7 +203,7 @@ describe('doctor and --sandbox', () => {
     expect(await check(process.env.PATH ?? '')).toMatchObject({ status: 'ok' });
     const missing = await check(mkdtempSync(join(tmpdir(), 'mmauth-empty-path-')));
     expect(missing).toMatchObject({ status: 'warn' });
-    expect(missing?.detail).toContain('bubblewrap (bwrap) is not on PATH');
+    expect(missing?.detail).toContain('bwrap (package bubblewrap)');
     expect(missing?.fix).toContain('apt install bubblewrap');
   });
 });
