@@ -5,7 +5,7 @@
 // warm-up, so that drift on a busy machine hits both alike; the figures are medians and the median
 // of the pairwise ratios A/B. Every command runs without NODE_EXTRA_CA_CERTS (it adds about 30 ms
 // to each node start on these machines). Needs a built tree (`npm ci` builds it) and python3.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -33,9 +33,11 @@ const TARGETS = {
   clientCredentialsVsNode: { ratio: 1.4 },
   renewalVsNode: { ratio: 1.8, peakRssMiB: 48 },
   emulator: { requestsPerSecond: 5000, p99Ms: 20 },
-  installMB: 15,
+  // The sandbox engine (an exact dependency, loaded by --sandbox alone) brings about 19 MB.
+  installMB: 35,
   tokenKeyringVsNode: { ratio: 1.7 },
   execOverTokenMs: 15,
+  sandboxOverEngineMs: 50,
   tokenEndpoint: { requestsPerSecond: 5000, p99Ms: 2 },
 };
 
@@ -350,6 +352,55 @@ function staleTokenPair(serverEnv, nodeZero, name = 'config-stale') {
   ];
 }
 
+/**
+ * The pair for `exec --sandbox -- true` against the engine's floor: the engine's CLI (srt) running
+ * `true` under the policy mmauth states for that run (exec --verbose prints it: the config
+ * directories hidden, egress to the profile's server). Undefined where the engine cannot run here
+ * (a program it needs missing), said on stderr.
+ */
+async function sandboxPair(serverEnv) {
+  const cwd = join(work, 'sandbox-cwd');
+  mkdirSync(cwd, { recursive: true });
+  let policy;
+  try {
+    // The policy as exec states it (--verbose prints it), for the engine's CLI to run under.
+    const run = spawnSync(process.execPath, [BIN, 'exec', '--sandbox', '--verbose', '--', 'true'], {
+      env: serverEnv,
+      cwd,
+      encoding: 'utf8',
+    });
+    if (run.status !== 0) throw new Error(run.stderr.trim().split('\n')[0] ?? `exit ${run.status}`);
+    policy = JSON.parse(/sandbox policy: (\{.*\})/.exec(run.stderr)?.[1] ?? 'null');
+  } catch (error) {
+    log(`  sandboxVsEngine: skipped (${error.message})`);
+    return undefined;
+  }
+  const settings = join(work, 'srt-settings.json');
+  writeFileSync(
+    settings,
+    JSON.stringify({
+      network: { allowedDomains: policy.allowHosts, deniedDomains: [], strictAllowlist: true },
+      filesystem: { denyRead: policy.denyRead, allowWrite: policy.allowWrite, denyWrite: policy.denyWrite },
+    }),
+  );
+  const srt = join(root, 'node_modules', '@anthropic-ai', 'sandbox-runtime', 'dist', 'cli.js');
+  const inCwd = (argv) => ['sh', '-c', 'cd "$0" && exec "$@"', cwd, ...argv];
+  return [
+    {
+      label: 'mmauth exec --sandbox -- true',
+      argv: inCwd([process.execPath, BIN, 'exec', '--sandbox', '--', 'true']),
+      env: serverEnv,
+      isSilent: true,
+    },
+    {
+      label: 'srt --settings … true (the engine alone, same policy)',
+      argv: inCwd([process.execPath, srt, '--settings', settings, 'true']),
+      env: serverEnv,
+      isSilent: true,
+    },
+  ];
+}
+
 async function main() {
   const startedMs = Date.now();
   log(`mmauth bench: ${options.pairs} pairs after ${options.warmup} warm-up pairs each, NODE_EXTRA_CA_CERTS unset`);
@@ -553,6 +604,10 @@ async function main() {
     // exec: its overhead over `token` (the child does nothing), and its token endpoint under load.
     const exec = { ...mmauth('mmauth exec -- true', ['exec', '--', 'true']), isSilent: true };
     results.push(await comparePair('execVsToken', exec, mmauth('mmauth token', ['token'])));
+    // exec --sandbox against the engine's own floor: its CLI (srt) running `true` under the same
+    // policy (written from mmauth's own plan), both from a working directory of their own.
+    const sandboxRow = await sandboxPair(serverEnv);
+    if (sandboxRow !== undefined) results.push(await comparePair('sandboxVsEngine', ...sandboxRow));
     log('exec --serve token endpoint under autocannon (10 connections, 5 s of GET /token)…');
     const endpoint = await loadTokenEndpoint(serverEnv);
     log(`  ${endpoint.requestsPerSecond} requests/s, p99 ${endpoint.p99Ms} ms, ${endpoint.non2xx} non-2xx`);
@@ -617,6 +672,17 @@ async function main() {
           load.errors === 0,
       },
       {
+        target: '`mmauth exec --sandbox -- true` ≤ the engine alone (`srt … true`) + 50 ms',
+        figure:
+          byName.sandboxVsEngine === undefined
+            ? 'engine unavailable here'
+            : `+${round(byName.sandboxVsEngine.aMedianMs - byName.sandboxVsEngine.bMedianMs)} ms`,
+        isMet:
+          byName.sandboxVsEngine === undefined
+            ? null
+            : byName.sandboxVsEngine.aMedianMs - byName.sandboxVsEngine.bMedianMs <= TARGETS.sandboxOverEngineMs,
+      },
+      {
         target: '`mmauth exec -- true` ≤ `mmauth token` + 15 ms',
         figure: `+${round(byName.execVsToken.aMedianMs - byName.execVsToken.bMedianMs)} ms`,
         isMet: byName.execVsToken.aMedianMs - byName.execVsToken.bMedianMs <= TARGETS.execOverTokenMs,
@@ -631,7 +697,7 @@ async function main() {
           endpoint.errors === 0,
       },
       {
-        target: 'production install ≤ 15 MB',
+        target: 'production install ≤ 35 MB (the sandbox engine about 19 of it)',
         figure: `${install.totalMB} MB`,
         isMet: install.totalMB <= TARGETS.installMB,
       },

@@ -124,6 +124,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
     try {
       const endpoints = [supply.baseUrl, supply.variables.MMAUTH_TOKEN_URL].flatMap((url) => url ?? []);
       const policy = sandbox?.policyFor(endpoints, [supply.dir]);
+      if (policy !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(policy)}`);
       const env = childEnvironment(ctx.env, supply.variables, sandbox?.unsetEnv);
       const { runChild } = await import('../exec/run-child.js');
       ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), supply.dir, policy));
@@ -151,6 +152,7 @@ async function runExecProxied(
   const proxy = await startProfileProxy({ ...options, port: 0 }, ctx, out);
   try {
     const policy = sandbox?.policyFor([proxy.url], [dirname(proxy.socketPath)]);
+    if (policy !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(policy)}`);
     const variables = { MMAUTH_API_URL: proxy.url, MMAUTH_API_SOCKET: proxy.socketPath };
     const env = childEnvironment(ctx.env, variables, sandbox?.unsetEnv);
     const { runChild } = await import('../exec/run-child.js');
