@@ -7,6 +7,8 @@ delete process.env.DBUS_SESSION_BUS_ADDRESS;
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The developer's MMAUTH_* and proxy variables never reach a test (test/setup.ts).
+    setupFiles: ['test/setup.ts'],
     // Every test that waits has its own bound; these are the outer limits.
     testTimeout: 30_000,
     hookTimeout: 30_000,
