@@ -30,6 +30,8 @@ function agentError(json: unknown, status: number): MmauthError {
   return new MmauthError(known, `agent: ${message}`, {
     status,
     ...(typeof error?.oauth_error === 'string' ? { oauthError: error.oauth_error } : {}),
+    // The agent's fix line, for the command line's report (a lower layer sets no hint of its own).
+    ...(typeof error?.hint === 'string' && error.hint !== '' ? { details: { agentHint: error.hint } } : {}),
   });
 }
 

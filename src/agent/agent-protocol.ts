@@ -38,13 +38,19 @@ export interface AgentStatus {
   profiles: Array<{ name: string; baseUrl: string | undefined }>;
 }
 
-/** An AgentToken as the wire carries it (snake_case, `schema_version` first). */
+/** An ISO 8601 instant in whole seconds (`…T09:30:00Z`), as every document of the command line gives it. */
+function wholeSeconds(instant: string): string {
+  const ms = Date.parse(instant);
+  return Number.isNaN(ms) ? instant : new Date(ms - (((ms % 1000) + 1000) % 1000)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** An AgentToken as the wire carries it (snake_case, `schema_version` first, `expires_at` in whole seconds). */
 export function agentTokenJson(token: AgentToken): Record<string, unknown> {
   return {
     schema_version: AGENT_PROTOCOL_VERSION,
     access_token: token.accessToken,
     token_type: token.tokenType,
-    expires_at: token.expiresAt ?? null,
+    expires_at: token.expiresAt === undefined ? null : wholeSeconds(token.expiresAt),
     scope: token.scope ?? null,
     profile: token.profile,
     base_url: token.baseUrl ?? null,

@@ -20,7 +20,8 @@ const LOCAL_CODES = new Set<ErrorCode>([
 
 /** The hint to print under `error`: its own (command layer), else the one its code implies. */
 export function hintOf(error: MmauthError, context: FailureContext): string | undefined {
-  let hint = error.hint ?? hintByCode(error, context);
+  // An agent's error carries the agent's own fix line (its command line wrote it): that one first.
+  let hint = error.hint ?? error.details.agentHint ?? hintByCode(error, context);
   if (error.details.viaProxy === 'true') {
     hint = `${hint ?? ''}; a proxy is set (HTTP_PROXY/HTTPS_PROXY; NO_PROXY exempts hosts): check it too`;
   }

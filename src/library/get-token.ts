@@ -75,6 +75,8 @@ export class TokenProvider {
   #guard: RefusalGuard | undefined;
   /** The base URL the agent named with its last token (MMAUTH_AGENT_SOCK). */
   #agentBaseUrl: string | undefined;
+  /** Whether tokens come from an agent (MMAUTH_AGENT_SOCK), known once the context is. */
+  #isFromAgent = false;
   readonly #options: TokenOptions;
 
   constructor(options: TokenOptions) {
@@ -105,8 +107,11 @@ export class TokenProvider {
   async #get(): Promise<Token> {
     const minTtl = this.#options.minTtl ?? 0;
     const cached = this.#cached;
+    // From an agent, every call asks it (a kept connection, well under a millisecond): a token the
+    // agent has seen end (a logout or a revoke on the host, its own renewal) is never handed out.
     if (
       cached !== undefined &&
+      !this.#isFromAgent &&
       this.#configPath !== undefined &&
       fileSignature(this.#configPath) === this.#signature &&
       (cached.stored === undefined || isFresh(cached.stored, Date.now(), minTtl))
@@ -130,6 +135,7 @@ export class TokenProvider {
       };
       const choice = await usableAccessToken(options, ctx, () => undefined);
       this.#agentBaseUrl = choice.baseUrl;
+      this.#isFromAgent = agentSocketOf(ctx.env) !== undefined;
       const baseUrl =
         agentSocketOf(ctx.env) !== undefined
           ? choice.baseUrl

@@ -38,12 +38,19 @@ function originOf(url: string | undefined): string | undefined {
   }
 }
 
+/** The agents' servers found to be this side's own, per context (assertAgentServer). */
+const checkedServers = new WeakMap<AppContext, Set<string>>();
+
 /**
  * Refuses (`agent_untrusted`, details.reason `base_url`) an agent's token whose base URL is not the
  * server this side names for it: MMAUTH_BASE_URL, else a local profile of the token's profile name
  * (its listing only; no credential is read). Where this side names none, the agent's URL stands.
  */
 async function assertAgentServer(token: AgentToken, ctx: AppContext): Promise<void> {
+  // Once per context, profile and server: a program asking the agent on every call reads no file each time.
+  const key = `${token.profile}\n${token.baseUrl ?? ''}`;
+  const checked = checkedServers.get(ctx) ?? new Set<string>();
+  if (checked.has(key)) return;
   let expected = ctx.env.MMAUTH_BASE_URL?.trim() || undefined;
   if (expected === undefined) {
     try {
@@ -52,7 +59,11 @@ async function assertAgentServer(token: AgentToken, ctx: AppContext): Promise<vo
       // An unreadable local config names no server: the agent's stands, as where there is none.
     }
   }
-  if (expected === undefined || originOf(expected) === originOf(token.baseUrl)) return;
+  if (expected === undefined || originOf(expected) === originOf(token.baseUrl)) {
+    checked.add(key);
+    checkedServers.set(ctx, checked);
+    return;
+  }
   throw new MmauthError(
     'agent_untrusted',
     `the agent serves profile "${token.profile}" for ${token.baseUrl ?? 'no server'}, but this side names ${expected} for it: not using its token`,

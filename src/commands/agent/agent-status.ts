@@ -1,13 +1,15 @@
 import type { AppContext } from '../../context.js';
 import { agentStatus, tokenFromAgent } from '../../agent/agent-client.js';
+import { isMmauthError } from '../../errors.js';
 import { formatInstant } from '../../ui/format.js';
 import type { Output } from '../../ui/output.js';
 
 /**
  * `status` with MMAUTH_AGENT_SOCK set: the agent's socket, pid and served profiles,
  * each with its token's expiry (asked of the agent, renewed there when stale), and no local file
- * read. --json: the status document with `selected_by: "agent"`, `config_file` the socket, no local
- * profiles, and an `agent` member. Throws `agent_unreachable`.
+ * read. --json: the status document with `selected_by: "agent"`, `config_file` this side's own
+ * (named, never read), no local profiles, and an `agent` member. Exits as the selected profile's
+ * failure says (no token: 4). Throws `agent_unreachable`, `agent_untrusted`.
  */
 export async function runAgentStatus(
   socket: string,
@@ -17,6 +19,8 @@ export async function runAgentStatus(
 ): Promise<void> {
   const status = await agentStatus(socket, options.timeout * 1000);
   const selected = options.profile ?? (ctx.env.MMAUTH_PROFILE?.trim() || status.defaultProfile);
+  // The selected profile's failure decides the exit code, as `status` on local profiles (no token: 4).
+  let failure: unknown;
   const profiles = await Promise.all(
     status.profiles.map(async (profile) => {
       try {
@@ -25,13 +29,16 @@ export async function runAgentStatus(
         return { name: profile.name, base_url: profile.baseUrl ?? null, expires_at: expiresAt, error: null };
       } catch (error) {
         const why = error instanceof Error ? error.message : String(error);
+        if (profile.name === selected) failure = error;
         return { name: profile.name, base_url: profile.baseUrl ?? null, expires_at: null, error: why };
       }
     }),
   );
+  if (failure !== undefined) ctx.setExitCode(isMmauthError(failure) ? failure.exitCode : 1);
   if (options.json === true) {
     out.json({
-      config_file: socket,
+      // This side's own config file (named, not read); the agent is in `agent`.
+      config_file: (await ctx.openStore()).path,
       selected,
       selected_by: 'agent',
       directory_file: null,
