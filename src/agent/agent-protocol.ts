@@ -41,7 +41,9 @@ export interface AgentStatus {
 /** An ISO 8601 instant in whole seconds (`…T09:30:00Z`), as every document of the command line gives it. */
 function wholeSeconds(instant: string): string {
   const ms = Date.parse(instant);
-  return Number.isNaN(ms) ? instant : new Date(ms - (((ms % 1000) + 1000) % 1000)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return Number.isNaN(ms)
+    ? instant
+    : new Date(ms - (((ms % 1000) + 1000) % 1000)).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** An AgentToken as the wire carries it (snake_case, `schema_version` first, `expires_at` in whole seconds). */

@@ -65,22 +65,22 @@ const quoted = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
  * sent through the engine's filtering proxy (its no_proxy would send it nowhere), its own temp dir,
  * and Node's fetch told to use the proxy (Node 22.21+ and 24 read NODE_USE_ENV_PROXY).
  */
-function innerCommand(policy: SandboxPolicy, command: readonly string[]): string {
-  const env = ['-u', 'no_proxy', '-u', 'NO_PROXY', `TMPDIR=${policy.tmpDir}`, 'NODE_USE_ENV_PROXY=1'];
+function innerCommand(policy: SandboxPolicy, command: readonly string[], marker: string): string {
+  const env = [
+    '-u',
+    'no_proxy',
+    '-u',
+    'NO_PROXY',
+    `TMPDIR=${policy.tmpDir}`,
+    'NODE_USE_ENV_PROXY=1',
+    `${RUN_MARKER}=${marker}`,
+  ];
   const program = command[0]?.includes('=') === true ? `./${command[0]}` : (command[0] ?? 'true');
   return `printf . >&3; exec 3>&-; exec env ${[...env, program, ...command.slice(1)].map(quoted).join(' ')}`;
 }
 
-/** A process's group and session from /proc/PID/stat, or undefined when it is gone. */
-function groupOf(pid: number): { pgrp: number; session: number } | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { pgrp: Number(fields[2]), session: Number(fields[3]) };
-  } catch {
-    return undefined;
-  }
-}
+/** The variable that marks the program's own process (and its children) inside the sandbox. */
+const RUN_MARKER = 'MMAUTH_SANDBOX_RUN';
 
 function childrenOf(pid: number): number[] {
   try {
@@ -91,17 +91,20 @@ function childrenOf(pid: number): number[] {
 }
 
 /**
- * The process group the program runs in: the engine starts it in a session of its own (so it cannot
- * push input into the terminal), the first descendant of `rootPid` whose session differs. Signals go
- * to that whole group, as a terminal's Ctrl-C goes to its foreground group.
+ * The program's own process among the descendants of `rootPid`: the first (nearest the root) whose
+ * environment holds `marker` (the engine's own processes around it do not). Signals go to it, as
+ * they went to the child of a plain `exec`; the engine's helpers in its session are left alone.
  */
-function innerGroup(rootPid: number): number | undefined {
-  const outer = groupOf(rootPid)?.session;
+function programPid(rootPid: number, marker: string): number | undefined {
+  const needle = `${RUN_MARKER}=${marker}\0`;
   const queue = [rootPid];
-  for (let seen = 0; queue.length > 0 && seen < 64; seen++) {
+  for (let seen = 0; queue.length > 0 && seen < 256; seen++) {
     const pid = queue.shift() ?? 0;
-    const group = groupOf(pid);
-    if (group !== undefined && outer !== undefined && group.session !== outer) return group.pgrp;
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'latin1').includes(needle)) return pid;
+    } catch {
+      // Gone, or not ours to read: its children may still be.
+    }
     queue.push(...childrenOf(pid));
   }
   return undefined;
@@ -112,7 +115,7 @@ export interface SandboxedChild {
   child: ChildProcess;
   /** Resolves true once the program is about to start, false when the sandbox ended before (it could not set up). */
   started: Promise<boolean>;
-  /** Sends `signal` to the program's process group (or to the sandbox while it has not started). */
+  /** Sends `signal` to the program (or to the sandbox while it has not started). */
   signal(signal: NodeJS.Signals): void;
   /** Stops the engine's proxies; call once the child has exited. Never throws. */
   finish(): Promise<void>;
@@ -121,7 +124,7 @@ export interface SandboxedChild {
 /**
  * Starts `command` (argv) under the engine with `policy`, in `cwd`, with `env` (the child's whole
  * environment; the engine adds its proxy variables) and the terminal as it is. The sandbox's
- * process group is its own (Ctrl-C reaches mmauth, which forwards it: signal()). Throws
+ * process group is its own (Ctrl-C reaches mmauth, which forwards it to the program: signal()). Throws
  * `sandbox_unavailable` when the engine cannot load or refuses the policy; nothing has run then.
  */
 export async function startSandboxed(
@@ -130,14 +133,25 @@ export async function startSandboxed(
   env: NodeJS.ProcessEnv,
   cwd: string,
 ): Promise<SandboxedChild> {
-  const [engine, { spawn }] = await Promise.all([loadEngine(), import('node:child_process')]);
+  const [engine, { spawn }, { randomBytes }] = await Promise.all([
+    loadEngine(),
+    import('node:child_process'),
+    import('node:crypto'),
+  ]);
+  const marker = randomBytes(16).toString('hex');
   let argv: string[];
   try {
     await engine.initialize({
       network: { allowedDomains: policy.allowHosts, deniedDomains: [], strictAllowlist: true },
       filesystem: { denyRead: policy.denyRead, allowWrite: policy.allowWrite, denyWrite: policy.denyWrite },
     });
-    ({ argv } = await engine.wrapWithSandboxArgv(innerCommand(policy, command), undefined, undefined, undefined, cwd));
+    ({ argv } = await engine.wrapWithSandboxArgv(
+      innerCommand(policy, command, marker),
+      undefined,
+      undefined,
+      undefined,
+      cwd,
+    ));
   } catch (error) {
     await engine.reset().catch(() => undefined);
     throw unavailable(
@@ -159,13 +173,14 @@ export async function startSandboxed(
     marker?.once('error', () => resolve(false));
     child.once('error', () => resolve(false));
   });
+  let program: number | undefined;
   return {
     child,
     started,
     signal(signal) {
-      const group = child.pid === undefined ? undefined : innerGroup(child.pid);
+      program ??= child.pid === undefined ? undefined : programPid(child.pid, marker);
       try {
-        if (group !== undefined) process.kill(-group, signal);
+        if (program !== undefined) process.kill(program, signal);
         else if (child.pid !== undefined) process.kill(child.pid, signal);
       } catch {
         // Already gone: its exit is on its way.
