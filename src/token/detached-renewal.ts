@@ -48,7 +48,7 @@ function errorOfDocument(stdout: string, exitCode: number | null): MmauthError {
  * environment and working directory: `command` is how to run this mmauth (AppContext.selfCommand).
  * That process renews under the store's lock as any `mmauth token` does and stores what the server
  * answers. Its stderr (warnings, the trace) is passed on to this process's stderr while this process
- * waits. When the caller stops waiting (its --deadline), `release()` lets it finish on its own: the
+ * waits, but for its error report (this process reports the error the document names). When the caller stops waiting (its --deadline), `release()` lets it finish on its own: the
  * pair the server mints is stored, never lost with this process (each of its requests bounded by
  * --timeout). Throws what spawning throws.
  */
@@ -83,8 +83,18 @@ export async function startDetachedRenewal(
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     if (stdout.length < 65_536) stdout += chunk;
   });
-  child.stderr.on('data', (chunk: Buffer) => {
-    if (!isReleased) ctx.stderr.write(chunk.toString('utf8'));
+  // Its warnings and trace pass on, line by line; its error report does not: this process reports
+  // the error itself (the helper contract's one error line and one fix line), from the document.
+  let pending = '';
+  let isErrorReport = false;
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    pending += chunk;
+    const end = pending.lastIndexOf('\n') + 1;
+    for (const line of pending.slice(0, end).split('\n').slice(0, -1)) {
+      isErrorReport ||= line.startsWith('error: ');
+      if (!isReleased && !isErrorReport) ctx.stderr.write(`${line}\n`);
+    }
+    pending = pending.slice(end);
   });
   const done = new Promise<void>((resolve, reject) => {
     child.once('error', (error) =>

@@ -6,7 +6,9 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
 import { readConfig, refreshGrants, refreshWith, startTestEmulator, storedAccessToken } from '../support/emulator.js';
 import { startGateProxy } from '../support/gate-proxy.js';
@@ -170,4 +172,72 @@ describe('token --verify', () => {
     expect(second.stdout.trim()).not.toBe(checked);
     expect(second.stdout.trim()).toBe(storedAccessToken(configDir));
   }, 20_000);
+});
+
+describe('the helper contract on every failing path: exactly one error line and one fix line on stderr', () => {
+  /** stderr's lines, empty ones dropped. */
+  const linesOf = (stderr: string) => stderr.split('\n').filter((line) => line.trim() !== '');
+
+  it('token --deadline on an expired token whose refresh token the server refuses: one error line, one fix line, exit 4', async () => {
+    const { emulator, configDir, env } = await signedIn();
+    // The refresh token revoked at the server (RFC 7009): a renewal with it is refused (invalid_grant).
+    const stored = (readConfig(configDir) as Json).profiles.default.token.refresh_token as string;
+    const revoked = await fetch(`${emulator.baseUrl}/oauth2/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token: stored,
+        client_id: emulator.client.clientId,
+        client_secret: emulator.client.clientSecret,
+      }),
+    });
+    expect(revoked.status).toBe(200);
+    setTimeLeft(configDir, -10);
+    const result = await runCli(['token', '--deadline', '10'], { env, timeoutMs: 30_000 });
+    expect(result.code, result.stderr).toBe(4);
+    expect(result.stdout).toBe('');
+    const lines = linesOf(result.stderr);
+    expect(lines, result.stderr).toHaveLength(2);
+    expect(lines[0]).toMatch(/^error: /);
+    expect(lines[1]).toMatch(/^ {2}\S/);
+  }, 40_000);
+
+  it("through an agent: a refusal is one error line and the agent's own fix line, exit 4; status through the agent for a profile without a token exits 4", async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const { configDir, env } = await hostProfiles(emulator);
+    const { socket } = await startAgent(env);
+    // The profile logged out on the host while the agent serves it.
+    expect((await runCli(['logout', '--profile', 'work', '--local-only'], { env })).code).toBe(0);
+    const far = farSideEnv(socket);
+    const token = await runCli(['token'], { env: far });
+    expect(token.code, token.stderr).toBe(4);
+    const lines = linesOf(token.stderr);
+    expect(lines, token.stderr).toHaveLength(2);
+    expect(lines[0]).toMatch(/^error: agent: /);
+    expect(lines[1]).toMatch(/mmauth login/);
+    const status = await runCli(['status'], { env: far });
+    expect(status.code, status.stderr).toBe(4);
+    const json = await runCli(['status', '--json'], { env: far });
+    expect(json.code).toBe(4);
+    const document = JSON.parse(json.stdout) as Json;
+    expect(document.config_file).not.toBe(socket);
+    expect(document.agent.socket).toBe(socket);
+    void configDir;
+  }, 40_000);
+
+  it('the agent hands out expires_at in whole seconds', async () => {
+    const emulator = await startTestEmulator({ autoApprove: true });
+    const { env } = await hostProfiles(emulator);
+    const { socket } = await startAgent(env);
+    const answer = await new Promise<Json>((done, fail) => {
+      const req = httpRequest({ socketPath: socket, path: '/v1/token' }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        res.on('end', () => done(JSON.parse(body) as Json));
+      });
+      req.on('error', fail);
+      req.end();
+    });
+    expect(answer.expires_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  });
 });
