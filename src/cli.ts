@@ -9,6 +9,8 @@ import { failureContextFor, type FailedRun } from './failure/failure-context.js'
 import { conflictMessage } from './commands/conflicts.js';
 import { isVerbose } from './settings/settings.js';
 import { buildProgram } from './program.js';
+import { isRenewing, renewalsSettled } from './grant/renewals-in-flight.js';
+import { isClaimed } from './util/signal-claims.js';
 
 /** Set by the build (esbuild `define`) to package.json's version; absent when run from tsc's output. */
 declare const MMAUTH_VERSION: string | undefined;
@@ -97,15 +99,32 @@ async function report(
 /**
  * The process entry: builds the context, runs the command named in `argv` (process.argv shape),
  * maps any error to its exit code (commands/shared/failure.ts), flushes stdout and stderr, and
- * exits: the only process.exit. `version` is package.json's. A first Ctrl-C aborts the running
- * command (exit 130); a second one exits at once.
+ * exits: the only process.exit. `version` is package.json's. A first Ctrl-C (or SIGTERM, SIGHUP)
+ * aborts the running command (exit 130, 143, 129); a second one exits at once unless a renewal is
+ * under way. Before it exits, every renewal request sent is awaited (renewalsSettled).
  */
 export async function main(argv: string[], version: string): Promise<never> {
   const interrupt = new AbortController();
+  // A second Ctrl-C leaves at once, unless a renewal the server is answering is under way: its
+  // pair is stored first (at most its budget), so that no grant is lost to an impatient key.
   process.on('SIGINT', () => {
-    if (interrupt.signal.aborted) process.exit(ExitCode.interrupted);
+    if (interrupt.signal.aborted && !isRenewing()) process.exit(ExitCode.interrupted);
     interrupt.abort();
   });
+  // SIGTERM and SIGHUP end a command as Ctrl-C does, with their own exit code (128 + n), where the
+  // command does not handle them itself (exec forwards them, the proxy and the agent stop on them).
+  let signalledCode: number | undefined;
+  for (const [name, code] of [
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const) {
+    process.on(name, () => {
+      if (isClaimed(name)) return;
+      if (signalledCode !== undefined && !isRenewing()) process.exit(signalledCode);
+      signalledCode = code;
+      interrupt.abort();
+    });
+  }
   // A command whose promise can no longer settle would otherwise end the process with exit 0.
   process.once('beforeExit', () => {
     process.stderr.write('error: internal failure: the command stopped before finishing (please report this)\n');
@@ -139,6 +158,9 @@ export async function main(argv: string[], version: string): Promise<never> {
       });
     }
   }
+  if (signalledCode !== undefined) exitCode = signalledCode;
   await Promise.all([ctx.stdout.flush(), ctx.stderr.flush()]);
+  // A renewal already sent is stored (or its grant ended) before the process goes, whatever ended the command.
+  await renewalsSettled();
   process.exit(exitCode);
 }

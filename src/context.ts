@@ -40,7 +40,11 @@ export interface AppContext {
   /** Opens the profile store (MMAUTH_CONFIG_DIR or the platform config dir). */
   openStore(): Promise<ProfileStore>;
   /** An HTTP client whose every request is bounded by `timeoutMs`; `trace` gets the redacted exchange. */
-  http(timeoutMs: number, trace?: (line: string) => void): HttpClient;
+  /**
+   * An HTTP client whose requests are bounded by `timeoutMs` and cut off by Ctrl-C (the context's
+   * signal), unless `isUninterruptible` (a renewal: what the server mints must be stored).
+   */
+  http(timeoutMs: number, trace?: (line: string) => void, options?: { isUninterruptible?: boolean }): HttpClient;
   /** A browser launcher; `isVerbose` shows the BROWSER command's stderr. */
   browser(isVerbose: boolean): BrowserLauncher;
   /** Reads a whole file as UTF-8. */
@@ -198,10 +202,10 @@ export function createContext(
           }),
           secrets,
         ))()),
-    http: (timeoutMs, trace) =>
+    http: (timeoutMs, trace, options) =>
       createHttpClient({
         timeoutMs,
-        interrupt: signal,
+        ...(options?.isUninterruptible === true ? {} : { interrupt: signal }),
         env: proc.env,
         userAgent: `mmauth/${version}`,
         scrubber: secrets,

@@ -1,4 +1,5 @@
 import { constants as osConstants } from 'node:os';
+import { claimSignals } from '../util/signal-claims.js';
 import type { SandboxPolicy } from './sandbox.js';
 
 /**
@@ -45,7 +46,9 @@ export async function runChild(
   const saved = process.listeners('SIGINT');
   process.removeAllListeners('SIGINT');
   const child = sandboxed?.child ?? spawn(program, args, { stdio: 'inherit', env });
-  const forwarders = [...FORWARDED, ...(sandboxed === undefined ? [] : (['SIGWINCH'] as const))].map((signal) => {
+  const forwarded = [...FORWARDED, ...(sandboxed === undefined ? [] : (['SIGWINCH'] as const))];
+  const releaseSignals = claimSignals(forwarded);
+  const forwarders = forwarded.map((signal) => {
     const forward = () => {
       if (sandboxed !== undefined) return sandboxed.signal(signal);
       try {
@@ -81,6 +84,7 @@ export async function runChild(
     clearTimeout(watchdogTimer);
     watchdog?.release();
     for (const remove of forwarders) remove();
+    releaseSignals();
     for (const listener of saved) process.on('SIGINT', listener as () => void);
   }
 }

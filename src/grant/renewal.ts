@@ -4,6 +4,7 @@ import { endpointsFor } from '../oauth/server-metadata.js';
 import type { TokenResponse } from '../oauth/parse.js';
 import type { ServerConfiguration } from '../oauth/server-configuration.js';
 import { LOCK_HOLD_MAX_MS } from '../store/config-lock.js';
+import { RENEWAL_BUDGET_MS, trackRenewal } from './renewals-in-flight.js';
 import type { ListedProfile } from '../store/profile-listing.js';
 import type { Profile, StoredToken } from '../store/profile.js';
 import type { ProfileStore } from '../store/profile-store.js';
@@ -73,9 +74,14 @@ export const HAND_OVER_MS = 150;
 
 /** The transport of a renewal: the profile's endpoints, requests bounded below the lock's hold. */
 function renewalServer(profile: Profile, baseUrl: string, target: RenewalTarget, ctx: AppContext): ServerConfiguration {
-  const timeoutMs = Math.min(target.timeoutSeconds * 1000, LOCK_HOLD_MAX_MS);
+  // A renewal request, once sent, has a budget of its own, and no Ctrl-C, signal or caller's
+  // --timeout cuts it off: what the server mints is stored (the process waits for it: renewals-in-flight.ts).
+  const timeoutMs = Math.min(Math.max(target.timeoutSeconds * 1000, RENEWAL_BUDGET_MS), LOCK_HOLD_MAX_MS);
   // The token endpoint the server's metadata names (RFC 8414), as the profile last read it.
-  return { endpoints: endpointsFor(baseUrl, profile.serverMetadata), fetch: ctx.http(timeoutMs, target.trace).fetch };
+  return {
+    endpoints: endpointsFor(baseUrl, profile.serverMetadata),
+    fetch: ctx.http(timeoutMs, target.trace, { isUninterruptible: true }).fetch,
+  };
 }
 
 /** The answer to the renewal request: a refresh, or a new client credentials grant. */
@@ -128,9 +134,15 @@ async function isAccessTokenDead(
  * network cut short stays recorded for the next renewal, revoke or logout. A refresh token the
  * server refuses (invalid_grant) is dropped, with the access token too when that is dead
  * (isAccessTokenDead: "dead is dead"), and `refresh_refused` thrown; a network failure or 5xx
- * leaves the store untouched and is thrown. Throws `token_expired` when nothing can renew it.
+ * leaves the store untouched and is thrown. Throws `token_expired` when nothing can renew it. The
+ * request, once sent, is cut off by no Ctrl-C, signal or caller's bound (its budget: 60 s, or
+ * --timeout when longer), and the process waits for it before it exits (renewalsSettled).
  */
-export async function renewToken(seen: StoredToken, target: RenewalTarget, ctx: AppContext): Promise<StoredToken> {
+export function renewToken(seen: StoredToken, target: RenewalTarget, ctx: AppContext): Promise<StoredToken> {
+  return trackRenewal(renewOnce(seen, target, ctx));
+}
+
+async function renewOnce(seen: StoredToken, target: RenewalTarget, ctx: AppContext): Promise<StoredToken> {
   let renewed: StoredToken | undefined;
   let refused: MmauthError | undefined;
   let server: ServerConfiguration | undefined;

@@ -3,8 +3,8 @@ import { readRegularFile } from '../util/read-regular-file.js';
 import { MmauthError } from '../errors.js';
 import { assertSafePath } from './path-safety.js';
 
-/** The longest a holder may keep the lock for a request it makes under it (a renewal), in ms. */
-export const LOCK_HOLD_MAX_MS = 30_000;
+/** The longest a holder may keep the lock for a request it makes under it (a renewal, whose budget is 60 s), in ms. */
+export const LOCK_HOLD_MAX_MS = 60_000;
 
 /** How long a waiter waits for the lock: longer than any holder may keep it (LOCK_HOLD_MAX_MS), in ms. */
 export const LOCK_WAIT_MS = LOCK_HOLD_MAX_MS + 15_000;

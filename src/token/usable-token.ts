@@ -103,6 +103,25 @@ async function verification(
   return 'active';
 }
 
+/** `work`, or a rejection with `interrupted` as soon as `signal` aborts (the work goes on, tracked). */
+function untilInterrupted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new MmauthError('interrupted', 'interrupted'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new MmauthError('interrupted', 'interrupted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
 /**
  * The token `token` and `header` hand out: the agent's when MMAUTH_AGENT_SOCK names one
  * (agentAccessToken, with the profile's base URL); MMAUTH_TOKEN as given; else the profile's token, renewed
@@ -188,7 +207,8 @@ export async function usableAccessToken(
         : undefined;
     const work: Promise<StoredToken | typeof RENEWED_ELSEWHERE> =
       detached === undefined ? renewToken(token, target, ctx) : detached.done.then(() => RENEWED_ELSEWHERE);
-    const outcome = await beforeDeadline(work, deadlineAtMs);
+    // Ctrl-C (or a signal) ends the wait, never the renewal: it is stored before the process exits.
+    const outcome = await beforeDeadline(untilInterrupted(work, ctx.signal), deadlineAtMs);
     if (outcome === TIMED_OUT) detached?.release();
     if (outcome === RENEWED_ELSEWHERE) {
       // That process stored the renewed token, or said on stderr why it handed out the current one.

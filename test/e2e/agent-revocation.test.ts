@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
-import { BIN, cleanEnv, runCli } from '../support/cli.js';
+import { cleanEnv, runCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 
 type Json = Record<string, any>;

@@ -1,0 +1,164 @@
+/**
+ * Nothing the server mints is lost to a signal or a bound: a renewal request, once sent, is stored
+ * (or its grant ended) whatever happens to the one who asked. Each case signals (or stops waiting)
+ * right after the server minted, while a gate in front of it holds the answer; then `logout` must
+ * leave no token live and every refresh token the server ever issued refused.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { readConfig, refreshWith, startTestEmulator, type TestEmulator } from '../support/emulator.js';
+import { startGateProxy, type GateProxy } from '../support/gate-proxy.js';
+
+type Json = Record<string, any>;
+
+async function signedIn() {
+  const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5' });
+  const gate = await startGateProxy(emulator.baseUrl);
+  const configDir = makeConfigDir();
+  const env = {
+    ...emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' }),
+    MMAUTH_BASE_URL: gate.baseUrl,
+  } as Record<string, string>;
+  const login = await runCli(['login'], { env });
+  expect(login.code, login.stderr).toBe(0);
+  return { emulator, gate, configDir, env };
+}
+
+/** Makes the stored token stale (10 s left of two hours): the next use renews. */
+function makeStale(configDir: string): Json {
+  const path = join(configDir, 'config.json');
+  const config = JSON.parse(readFileSync(path, 'utf8')) as Json;
+  const token = config.profiles.default.token;
+  token.expires_at = new Date(Date.now() + 10_000).toISOString();
+  token.obtained_at = new Date(Date.now() + 10_000 - 7_200_000).toISOString();
+  writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
+  return token as Json;
+}
+
+async function until(check: () => boolean, boundMs: number, what: string): Promise<void> {
+  const endMs = Date.now() + boundMs;
+  while (!check()) {
+    if (Date.now() > endMs) throw new Error(`not within ${boundMs} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The token requests that reached the server through the gate (the login's code exchange among them). */
+const refreshesSeen = (gate: GateProxy) => gate.seen.filter((line) => line.startsWith('POST /oauth2/token')).length;
+
+/** After logout: no token live at the server, and each refresh token it issued refused. */
+async function expectNothingLive(
+  emulator: TestEmulator,
+  gate: GateProxy,
+  env: Record<string, string>,
+  refreshTokens: string[],
+) {
+  gate.set('POST /oauth2/token', 'pass');
+  const logout = await runCli(['logout'], { env });
+  expect(logout.code, logout.stderr).toBe(0);
+  expect(emulator.state.liveTokens().filter((token) => token.grant !== 'personal')).toEqual([]);
+  for (const refreshToken of refreshTokens) {
+    const answer = await refreshWith(emulator, refreshToken);
+    expect(answer.status, 'a refresh token still honoured after logout').toBe(400);
+  }
+}
+
+describe('a renewal already sent is stored, whatever happens to the one who asked', () => {
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+    ['SIGHUP', 129],
+  ] as const)(
+    '`mmauth token` sent %s right after the server minted: exit %i, nothing on stdout; the new pair is stored; logout ends it',
+    async (signal, code) => {
+      const { emulator, gate, configDir, env } = await signedIn();
+      const before = makeStale(configDir);
+      gate.set('POST /oauth2/token', { answerDelayMs: 3_000 });
+      const seenBefore = refreshesSeen(gate);
+      const running = startCli(['token'], { env, timeoutMs: 60_000 });
+      await until(() => refreshesSeen(gate) === seenBefore + 1, 15_000, 'the renewal reached the server');
+      running.child.kill(signal);
+      const result = await running.done;
+      expect(result.code, `${String(result.signal)} ${result.stderr}`).toBe(code);
+      expect(result.stdout).toBe('');
+      const after = (readConfig(configDir) as Json).profiles.default.token as Json;
+      expect(after.access_token).not.toBe(before.access_token);
+      await expectNothingLive(emulator, gate, env, [before.refresh_token as string, after.refresh_token as string]);
+    },
+    60_000,
+  );
+
+  it('Ctrl-C on `mmauth proxy` while it renews: the pair the server minted is stored; logout ends it', async () => {
+    const { emulator, gate, configDir, env } = await signedIn();
+    const before = makeStale(configDir);
+    gate.set('POST /oauth2/token', { answerDelayMs: 3_000 });
+    const seenBefore = refreshesSeen(gate);
+    // The proxy renews the stale token as it starts; Ctrl-C comes while the server's answer is held.
+    const proxy = startCli(['proxy', '--json'], { env, timeoutMs: 60_000 });
+    await until(() => refreshesSeen(gate) === seenBefore + 1, 15_000, 'the renewal reached the server');
+    proxy.child.kill('SIGINT');
+    const result = await proxy.done;
+    expect(result.stderr).not.toContain('could not renew');
+    const after = (readConfig(configDir) as Json).profiles.default.token as Json;
+    expect(after.access_token).not.toBe(before.access_token);
+    await expectNothingLive(emulator, gate, env, [before.refresh_token as string, after.refresh_token as string]);
+  }, 60_000);
+
+  it('`mmauth exec` sent SIGTERM while it renews before starting its child: exit 143, the child never started; the pair is stored; logout ends it', async () => {
+    const { emulator, gate, configDir, env } = await signedIn();
+    const before = makeStale(configDir);
+    gate.set('POST /oauth2/token', { answerDelayMs: 3_000 });
+    const marker = join(makeConfigDir(), 'started');
+    const seenBefore = refreshesSeen(gate);
+    const running = startCli(['exec', '--', 'sh', '-c', `touch ${marker}; sleep 30`], { env, timeoutMs: 60_000 });
+    await until(() => refreshesSeen(gate) === seenBefore + 1, 15_000, 'the renewal reached the server');
+    running.child.kill('SIGTERM');
+    const result = await running.done;
+    expect(result.code, result.stderr).toBe(143);
+    const after = (readConfig(configDir) as Json).profiles.default.token as Json;
+    expect(after.access_token).not.toBe(before.access_token);
+    await expectNothingLive(emulator, gate, env, [before.refresh_token as string, after.refresh_token as string]);
+  }, 60_000);
+
+  it("a --deadline renewal whose answer comes after the caller's --timeout: its own process stores it (its budget is its own); logout ends it", async () => {
+    const { emulator, gate, configDir, env } = await signedIn();
+    const before = makeStale(configDir);
+    gate.set('POST /oauth2/token', { answerDelayMs: 5_000 });
+    const result = await runCli(['token', '--deadline', '2', '--timeout', '3'], { env, timeoutMs: 30_000 });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe(`${before.access_token as string}\n`);
+    let after: Json = before;
+    await until(
+      () => {
+        after = (readConfig(configDir) as Json).profiles.default.token as Json;
+        return after.access_token !== before.access_token;
+      },
+      20_000,
+      'the detached renewal stored the late answer',
+    );
+    await expectNothingLive(emulator, gate, env, [before.refresh_token as string, after.refresh_token as string]);
+  }, 60_000);
+
+  it("the library's getToken aborted while the answer comes after its 30 s bound: the renewal goes on in the process and is stored; logout ends it", async () => {
+    const { emulator, gate, configDir, env } = await signedIn();
+    const before = makeStale(configDir);
+    gate.set('POST /oauth2/token', { answerDelayMs: 31_000 });
+    const index = resolve(import.meta.dirname, '../../dist/index.js');
+    const script = `const { getToken } = await import(${JSON.stringify(index)});
+      const controller = new AbortController(); setTimeout(() => controller.abort(), 1000);
+      try { await getToken({ signal: controller.signal }); console.log('token'); } catch (error) { console.log(error.code); }`;
+    const { spawn } = await import('node:child_process');
+    const { cleanEnv } = await import('../support/cli.js');
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: cleanEnv(env) });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<void>((done) => child.on('close', () => done()));
+    await exited;
+    expect(out.trim()).toBe('interrupted');
+    const after = (readConfig(configDir) as Json).profiles.default.token as Json;
+    expect(after.access_token).not.toBe(before.access_token);
+    await expectNothingLive(emulator, gate, env, [before.refresh_token as string, after.refresh_token as string]);
+  }, 60_000);
+});
