@@ -58,10 +58,24 @@ function commandToRun(argv: readonly string[] | undefined): string | undefined {
  * the `argv` about to be parsed, and when it names its command outright, only that command is
  * registered: the fourteen others cost about 1.5 ms of start-up, which `token` in a loop pays.
  */
+/** Where the docs of this installation are: beside bin/ (a clone, or `npm install -g`'s package directory). */
+function docsDir(): string {
+  const launcher = process.argv[1];
+  if (launcher === undefined) return 'docs/ of the mmauth package';
+  try {
+    const { realpathSync } = require('node:fs') as typeof import('node:fs');
+    return `${realpathSync(launcher).replace(/[\\/]bin[\\/][^\\/]+$/, '')}/docs`;
+  } catch {
+    return 'docs/ of the mmauth package';
+  }
+}
+
 export function buildProgram(ctx: AppContext, version: string, argv?: readonly string[]): Command {
+  // `--version --json`: a document, as every --json output is.
+  const isJsonVersion = argv?.includes('--json') === true && (argv.includes('--version') || argv.includes('-V'));
   const program = new Command('mmauth')
     .description("Obtain, inspect and revoke OAuth 2.0 tokens for the mind-mapping service's HTTP API.")
-    .version(version, '-V, --version')
+    .version(isJsonVersion ? JSON.stringify({ schema_version: 1, version }) : version, '-V, --version')
     .exitOverride()
     .showSuggestionAfterError()
     .configureOutput({
@@ -79,7 +93,8 @@ export function buildProgram(ctx: AppContext, version: string, argv?: readonly s
     })
     .addHelpText(
       'after',
-      `
+      // A function: the docs' directory is looked up only when help is shown.
+      () => `
 Examples:
   $ mmauth emulator                                   # a local copy of the service's OAuth interface
   $ mmauth login --base-url http://127.0.0.1:4010 --client-id mmauth-public   # the emulator's public client
@@ -89,9 +104,17 @@ Examples:
 
 Exit codes: 0 ok, 1 error, 2 usage, 3 network/timeout, 4 authentication/authorization, 130 interrupted.
 
-More in the package's docs/: commands.md, profiles.md, exec-and-programs.md (tokens for programs:
-each one is good until the next renewal; on a 401 ask again), library.md (getToken for Node
-programs), json-and-exit-codes.md, security.md, development.md.`,
+More in the package's docs/ (${docsDir()}):
+  commands.md            every command and option
+  profiles.md            profiles, directory files, where credentials are kept
+  exec-and-programs.md   tokens for programs (each good until the next renewal; on a 401 ask
+                         again), exec, the proxy, exec --sandbox
+  agent.md               tokens in containers, on remote hosts, in sandboxes (mmauth agent)
+  helper-contract.md     mmauth as another tool's token command (--deadline, --verify)
+  library.md             getToken, login and logout for Node programs
+  json-and-exit-codes.md --json documents, error codes, exit codes
+  security.md            what mmauth holds against whom
+  development.md         building, testing, benchmarks`,
     );
   // Under --json, stderr carries warnings and errors only; `api` has no --json.
   program.hook('preAction', async (_, action) => {
