@@ -3,6 +3,8 @@ import { renewalOf } from '../grant/renewal.js';
 import { createAuthorizationRequest } from '../oauth/authorization-code.js';
 import { probeAuthorizationEndpoint } from '../oauth/authorization-probe.js';
 import type { ServerConfiguration } from '../oauth/server-configuration.js';
+import { callbackPathOf } from '../settings/callback-path-clash.js';
+import { DEFAULT_CALLBACK_PATH } from '../settings/redirect-uri.js';
 import { checkClientCredentials } from '../oauth/introspection.js';
 import { lookUpTokenInfo } from '../oauth/token-info.js';
 import type { Profile } from '../store/profile.js';
@@ -17,7 +19,10 @@ function skipsAuthorization(profile: Profile | undefined): boolean {
   return grant === 'client_credentials' || grant === 'personal';
 }
 
-/** The redirect URI the profile's login would send: its fixed one, else 127.0.0.1 on a port the system picks (RFC 8252 §7.3). */
+/**
+ * The redirect URI the profile's login would send: its fixed one, else 127.0.0.1 on a port the
+ * system picks (RFC 8252 §7.3) with the profile's own callback path (its `callback_path`).
+ */
 async function loginRedirectUri(profile: Profile | undefined): Promise<string> {
   if (profile?.redirectUri !== undefined) return profile.redirectUri;
   const { createServer } = await import('node:net');
@@ -29,7 +34,7 @@ async function loginRedirectUri(profile: Profile | undefined): Promise<string> {
       server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 49152));
     });
   });
-  return `http://127.0.0.1:${port}/callback`;
+  return `http://127.0.0.1:${port}${profile === undefined ? DEFAULT_CALLBACK_PATH : callbackPathOf(profile)}`;
 }
 
 /**
@@ -115,6 +120,16 @@ export async function checkStoredToken(
           renewal === 'none'
             ? nextStep(profile.lastGrant, profileName)
             : `mmauth refresh${profileName === 'default' ? '' : ` --profile ${profileName}`} (renews, or says to sign in again)`;
+        // A client-credentials token ended early: most likely another holder of the same client id
+        // signed in on a server that revokes a client's previous token (Doorkeeper's
+        // revoke_previous_client_credentials_token), as CI runners sharing one client do.
+        if (token.grant === 'client_credentials') {
+          return fail(
+            'token',
+            `ended on the server before its expiry: token info refuses it. A server that revokes a client's previous token on each new one (Doorkeeper's revoke_previous_client_credentials_token) does this when another holder of client id ${profile.clientId ?? '(this one)'} gets a token: another runner, machine or script sharing the client`,
+            `${fix}; for runners that share the client, give each its own client id, or share one token through mmauth agent (docs: "Fleets and CI runners" in exec-and-programs.md)`,
+          );
+        }
         return fail('token', 'ended on the server: token info refuses it though its expiry says valid', fix);
       }
       if (renewal === 'none')

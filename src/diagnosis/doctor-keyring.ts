@@ -39,6 +39,14 @@ export async function checkKeyring(
     const mustHave = isInKeyring || setting === 'keyring';
     if (!mustHave && setting === 'file')
       return { name, status: 'ok', detail: `not used (MMAUTH_CREDENTIAL_STORE=file): ${reason}` };
+    // Stored in the file on purpose (--insecure-storage): no keyring is no finding.
+    if (!mustHave && profile?.credentialStore === 'file') {
+      return {
+        name,
+        status: 'ok',
+        detail: `not used: profile "${profileName}" keeps its credentials in the file, as asked (--insecure-storage); ${reason}`,
+      };
+    }
     return {
       name,
       status: mustHave || !hasErrorCode(error, 'keyring_unavailable') ? 'fail' : 'warn',
