@@ -32,11 +32,34 @@ const LIBRARY_HINTS: Partial<Record<ErrorCode, string>> = {
   credentials_lost: 'store them again: mmauth login (or mmauth client-credentials)',
 };
 
-/** `text` in the library's terms: its options, not the command line's flags. */
+/** The command line's flags a message may name, and the library's option for each. */
+const OPTION_OF_FLAG: ReadonlyArray<readonly [RegExp, string]> = [
+  [/selected by --profile/g, 'selected by the profile option'],
+  [/check --profile \/ MMAUTH_PROFILE/g, 'check the profile option / MMAUTH_PROFILE'],
+  [/--profile NAME or MMAUTH_PROFILE/g, 'the profile option or MMAUTH_PROFILE'],
+  [/--min-ttl/g, 'the minTtl option'],
+  [/pass --base-url [^ ,;)]+/g, 'give the baseUrl option'],
+  [/--base-url/g, 'the baseUrl option'],
+  [/--client-id/g, 'the clientId option'],
+  [/--client-secret-file PATH|--client-secret-file/g, 'the clientSecret option'],
+  [/--redirect-uri/g, 'the redirectUri option'],
+  [/--scope/g, 'the scope option'],
+  [/--wait/g, 'the wait option'],
+];
+
+/**
+ * `text` in the library's terms: its options, not the command line's flags (a `mmauth …` command
+ * to run at a terminal stays as it is: that is what a program's user runs next).
+ */
 const inLibraryTerms = (text: string) =>
-  text
-    .replaceAll('--min-ttl', 'the minTtl option')
-    .replaceAll('selected by --profile', 'selected by the profile option');
+  OPTION_OF_FLAG.reduce(
+    (result, [flag, option]) =>
+      result
+        .split(/(`mmauth [^`]*`|mmauth (?:login|client-credentials)(?: --profile \S+)?)/)
+        .map((part, i) => (i % 2 === 1 ? part : part.replace(flag, option)))
+        .join(''),
+    text,
+  );
 
 /** How deep a cause chain is kept: what a reader needs (the failure and what caused it), no more. */
 const MAX_CAUSE_DEPTH = 4;

@@ -97,10 +97,37 @@ export async function login(options: LoginOptions = {}): Promise<Token> {
       ctx,
       SILENT,
     );
+    // No opener given and none the system can start (CI, SSH, no display): say so now, not after `wait`.
+    if (options.openBrowser === undefined && !process.env.BROWSER) {
+      const { reasonNotToOpen } = await import('../browser/open-browser.js');
+      const reason = reasonNotToOpen(process.env, process.platform);
+      if (reason !== undefined) {
+        throw new MmauthError('no_browser', `no browser can be opened here: ${reason}`, {
+          hint: "pass login()'s openBrowser option to show the address another way (an editor's openExternal, a message to the user)",
+        });
+      }
+    }
     const plan = await draft.discover();
     if (plan.clientSecret === undefined) {
       const redirectUri = plan.redirect?.uri ?? `http://127.0.0.1${plan.callbackPath}`;
-      await assertPublicClient(plan.served.server, plan.clientId, redirectUri);
+      try {
+        await assertPublicClient(plan.served.server, plan.clientId, redirectUri);
+      } catch (error) {
+        // invalid_client is also what an unknown client gets: the authorization endpoint tells them
+        // apart (as the command line's login probe does), and its refusal is the one to report.
+        if (!(error instanceof MmauthError && error.code === 'client_secret_required')) throw error;
+        const [{ createAuthorizationRequest }, { probeAuthorizationEndpoint }] = await Promise.all([
+          import('../oauth/authorization-code.js'),
+          import('../oauth/authorization-probe.js'),
+        ]);
+        const request = await createAuthorizationRequest(plan.served.server.endpoints, {
+          clientId: plan.clientId,
+          redirectUri,
+          scope: plan.scope,
+        });
+        await probeAuthorizationEndpoint(plan.served.server, request.url);
+        throw error;
+      }
     }
     const signedIn = await signIn(plan, programPorts(options.openBrowser ?? systemBrowser), ctx);
     return toToken(signedIn.token, signedIn.token.accessToken, signedIn.profileName, signedIn.baseUrl);
