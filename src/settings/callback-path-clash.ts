@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { replacePrivateFile } from '../util/private-file.js';
 import type { CachedServerMetadata, Profile } from '../store/profile.js';
 import type { ProfileStore } from '../store/store-types.js';
 import { DEFAULT_CALLBACK_PATH } from './redirect-uri.js';
@@ -52,9 +55,26 @@ export function callbackPathClashWarning(
   );
 }
 
+/** Where the pairs of profiles already warned of are kept: beside the config file, one `a\tb` pair a line. */
+const WARNED_FILE = 'callback-path-warned';
+
+/** The pairs of profiles already warned of (sorted names joined by a tab), from beside `configPath`. */
+function warnedPairs(configPath: string): Set<string> {
+  try {
+    return new Set(
+      readFileSync(join(dirname(configPath), WARNED_FILE), 'utf8')
+        .split('\n')
+        .filter(Boolean),
+    );
+  } catch {
+    return new Set();
+  }
+}
+
 /**
  * Warns, before the browser opens, when another profile on another server listens on the same
- * callback path while either server sends no `iss` (callbackPathClashes: RFC 9700 §4.4.2's mix-up).
+ * callback path while either server sends no `iss` (callbackPathClashes: RFC 9700 §4.4.2's mix-up),
+ * once per pair of profiles (recorded beside the config file; `mmauth doctor` says it every time).
  * A config file that cannot be listed warns of nothing: the login itself says what is wrong with it.
  */
 export function warnOfCallbackPathClash(
@@ -68,6 +88,16 @@ export function warnOfCallbackPathClash(
   } catch {
     return;
   }
-  const warning = callbackPathClashWarning(callbackPathClashes(profiles, self), self.callbackPath, self.name);
-  if (warning !== undefined) out.warn(warning);
+  const pairOf = (other: string) => [self.name, other].sort().join('\t');
+  const warned = warnedPairs(store.path);
+  const fresh = callbackPathClashes(profiles, self).filter((other) => !warned.has(pairOf(other)));
+  const warning = callbackPathClashWarning(fresh, self.callbackPath, self.name);
+  if (warning === undefined) return;
+  out.warn(warning);
+  try {
+    const lines = [...warned, ...fresh.map(pairOf)].sort();
+    replacePrivateFile(join(dirname(store.path), WARNED_FILE), `${lines.join('\n')}\n`);
+  } catch {
+    // Not recorded (a directory not writable): the warning comes again next time, no harm.
+  }
 }

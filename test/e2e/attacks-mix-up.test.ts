@@ -57,7 +57,7 @@ describe('M6: a callback path per profile', () => {
     },
   );
 
-  it('two profiles on servers that send no iss, both on /callback: login and doctor warn, naming the other profile and the way out; distinct paths: no warning', async () => {
+  it('two profiles on servers that send no iss, both on /callback: login warns once per pair and doctor every time, naming the other profile and the way out; distinct paths: no warning', async () => {
     const trusted = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5' });
     const other = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5' });
     const configDir = makeConfigDir();
@@ -68,6 +68,15 @@ describe('M6: a callback path per profile', () => {
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toContain('profile "work" on another server also listens on /callback');
     expect(second.stderr).toContain('--callback-path /callback/side');
+    // Once per pair of profiles: the next logins of either say nothing more of it.
+    for (const [name, server] of [
+      ['side', other],
+      ['work', trusted],
+    ] as const) {
+      const again = await runCli(['login', '--profile', name], { env: at(server) });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).not.toContain('also listens on');
+    }
     const doctor = await runCli(['doctor', '--json', '--profile', 'side'], { env: at(other) });
     const check = ((JSON.parse(doctor.stdout) as Json).checks as Json[]).find((c) => c.name === 'callback path');
     expect(check?.status).toBe('warn');
