@@ -110,24 +110,7 @@ export async function login(options: LoginOptions = {}): Promise<Token> {
     const plan = await draft.discover();
     if (plan.clientSecret === undefined) {
       const redirectUri = plan.redirect?.uri ?? `http://127.0.0.1${plan.callbackPath}`;
-      try {
-        await assertPublicClient(plan.served.server, plan.clientId, redirectUri);
-      } catch (error) {
-        // invalid_client is also what an unknown client gets: the authorization endpoint tells them
-        // apart (as the command line's login probe does), and its refusal is the one to report.
-        if (!(error instanceof MmauthError && error.code === 'client_secret_required')) throw error;
-        const [{ createAuthorizationRequest }, { probeAuthorizationEndpoint }] = await Promise.all([
-          import('../oauth/authorization-code.js'),
-          import('../oauth/authorization-probe.js'),
-        ]);
-        const request = await createAuthorizationRequest(plan.served.server.endpoints, {
-          clientId: plan.clientId,
-          redirectUri,
-          scope: plan.scope,
-        });
-        await probeAuthorizationEndpoint(plan.served.server, request.url);
-        throw error;
-      }
+      await assertPublicClient(plan.served.server, plan.clientId, redirectUri, plan.scope);
     }
     const signedIn = await signIn(plan, programPorts(options.openBrowser ?? systemBrowser), ctx);
     return toToken(signedIn.token, signedIn.token.accessToken, signedIn.profileName, signedIn.baseUrl);

@@ -24,7 +24,8 @@ import {
  * line is cli, program, commands and failure; everything else is the core the library runs on.
  */
 const ALLOWED_LAYERS: Record<string, readonly string[]> = {
-  cli: ['commands', 'context', 'errors', 'exit-codes', 'failure', 'program', 'settings', 'ui'],
+  // grant: the renewals in flight it waits for before exiting; util: the signals a command claims.
+  cli: ['commands', 'context', 'errors', 'exit-codes', 'failure', 'grant', 'program', 'settings', 'ui', 'util'],
   program: ['commands', 'context'],
   commands: [
     'agent',
