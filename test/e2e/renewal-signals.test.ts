@@ -1,29 +1,32 @@
 /**
  * Nothing the server mints is lost to a signal or a bound: a renewal request, once sent, is stored
  * (or its grant ended) whatever happens to the one who asked. Each case signals (or stops waiting)
- * right after the server minted, while a gate in front of it holds the answer; then `logout` must
- * leave no token live and every refresh token the server ever issued refused.
+ * right after the server minted (a real Doorkeeper 5.5), while a gate in front of it holds the
+ * answer; then `logout` must leave no access token live and every refresh token Doorkeeper holds
+ * for the client refused.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
-import { readConfig, refreshWith, startTestEmulator, type TestEmulator } from '../support/emulator.js';
+import { startDoorkeeper, type TestDoorkeeper } from '../support/doorkeeper.js';
+import { readConfig } from '../support/emulator.js';
 import { startGateProxy, type GateProxy } from '../support/gate-proxy.js';
 
 type Json = Record<string, any>;
 
+/** A code-flow profile signed in at a real Doorkeeper, through a gate that can hold its answers. */
 async function signedIn() {
-  const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5' });
-  const gate = await startGateProxy(emulator.baseUrl);
+  const doorkeeper = await startDoorkeeper();
+  const gate = await startGateProxy(doorkeeper.baseUrl);
   const configDir = makeConfigDir();
-  const env = {
-    ...emulator.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_CREDENTIAL_STORE: 'file' }),
-    MMAUTH_BASE_URL: gate.baseUrl,
-  } as Record<string, string>;
-  const login = await runCli(['login'], { env });
+  const env = doorkeeper.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_BASE_URL: gate.baseUrl }) as Record<
+    string,
+    string
+  >;
+  const login = await runCli(['login'], { env, timeoutMs: 60_000 });
   expect(login.code, login.stderr).toBe(0);
-  return { emulator, gate, configDir, env };
+  return { doorkeeper, gate, configDir, env };
 }
 
 /** Makes the stored token stale (10 s left of two hours): the next use renews. */
@@ -48,19 +51,26 @@ async function until(check: () => boolean, boundMs: number, what: string): Promi
 /** The token requests that reached the server through the gate (the login's code exchange among them). */
 const refreshesSeen = (gate: GateProxy) => gate.seen.filter((line) => line.startsWith('POST /oauth2/token')).length;
 
-/** After logout: no token live at the server, and each refresh token it issued refused. */
-async function expectNothingLive(
-  emulator: TestEmulator,
-  gate: GateProxy,
-  env: Record<string, string>,
-  refreshTokens: string[],
-) {
+/** After logout: no access token Doorkeeper holds is live, and no refresh token it holds works. */
+async function expectNothingLive(doorkeeper: TestDoorkeeper, gate: GateProxy, env: Record<string, string>) {
   gate.set('POST /oauth2/token', 'pass');
-  const logout = await runCli(['logout'], { env });
+  const logout = await runCli(['logout'], { env, timeoutMs: 60_000 });
   expect(logout.code, logout.stderr).toBe(0);
-  expect(emulator.state.liveTokens().filter((token) => token.grant !== 'personal')).toEqual([]);
-  for (const refreshToken of refreshTokens) {
-    const answer = await refreshWith(emulator, refreshToken);
+  const tokens = await doorkeeper.tokens();
+  expect(tokens.length).toBeGreaterThan(1);
+  expect(tokens.filter((token) => !token.revoked && !token.expired).map((token) => token.id)).toEqual([]);
+  for (const { refresh_token: refreshToken } of tokens) {
+    if (refreshToken === null) continue;
+    const answer = await fetch(`${doorkeeper.baseUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: doorkeeper.clientId,
+        client_secret: doorkeeper.clientSecret,
+      }),
+    });
     expect(answer.status, 'a refresh token still honoured after logout').toBe(400);
   }
 }
@@ -73,7 +83,7 @@ describe('a renewal already sent is stored, whatever happens to the one who aske
   ] as const)(
     '`mmauth token` sent %s right after the server minted: exit %i, nothing on stdout; the new pair is stored; logout ends it',
     async (signal, code) => {
-      const { emulator, gate, configDir, env } = await signedIn();
+      const { doorkeeper, gate, configDir, env } = await signedIn();
       const before = makeStale(configDir);
       gate.set('POST /oauth2/token', { answerDelayMs: 3_000 });
       const seenBefore = refreshesSeen(gate);
@@ -85,13 +95,13 @@ describe('a renewal already sent is stored, whatever happens to the one who aske
       expect(result.stdout).toBe('');
       const after = (readConfig(configDir) as Json).profiles.default.token as Json;
       expect(after.access_token).not.toBe(before.access_token);
-      await expectNothingLive(emulator, gate, env, [before.refresh_token as string, after.refresh_token as string]);
+      await expectNothingLive(doorkeeper, gate, env);
     },
     60_000,
   );
 
   it('Ctrl-C on `mmauth proxy` while it renews: the pair the server minted is stored; logout ends it', async () => {
-    const { emulator, gate, configDir, env } = await signedIn();
+    const { doorkeeper, gate, configDir, env } = await signedIn();
     const before = makeStale(configDir);
     gate.set('POST /oauth2/token', { answerDelayMs: 3_000 });
     const seenBefore = refreshesSeen(gate);
@@ -103,11 +113,11 @@ describe('a renewal already sent is stored, whatever happens to the one who aske
     expect(result.stderr).not.toContain('could not renew');
     const after = (readConfig(configDir) as Json).profiles.default.token as Json;
     expect(after.access_token).not.toBe(before.access_token);
-    await expectNothingLive(emulator, gate, env, [before.refresh_token as string, after.refresh_token as string]);
+    await expectNothingLive(doorkeeper, gate, env);
   }, 60_000);
 
   it('`mmauth exec` sent SIGTERM while it renews before starting its child: exit 143, the child never started; the pair is stored; logout ends it', async () => {
-    const { emulator, gate, configDir, env } = await signedIn();
+    const { doorkeeper, gate, configDir, env } = await signedIn();
     const before = makeStale(configDir);
     gate.set('POST /oauth2/token', { answerDelayMs: 3_000 });
     const marker = join(makeConfigDir(), 'started');
@@ -119,11 +129,11 @@ describe('a renewal already sent is stored, whatever happens to the one who aske
     expect(result.code, result.stderr).toBe(143);
     const after = (readConfig(configDir) as Json).profiles.default.token as Json;
     expect(after.access_token).not.toBe(before.access_token);
-    await expectNothingLive(emulator, gate, env, [before.refresh_token as string, after.refresh_token as string]);
+    await expectNothingLive(doorkeeper, gate, env);
   }, 60_000);
 
   it("a --deadline renewal whose answer comes after the caller's --timeout: its own process stores it (its budget is its own); logout ends it", async () => {
-    const { emulator, gate, configDir, env } = await signedIn();
+    const { doorkeeper, gate, configDir, env } = await signedIn();
     const before = makeStale(configDir);
     gate.set('POST /oauth2/token', { answerDelayMs: 5_000 });
     const result = await runCli(['token', '--deadline', '2', '--timeout', '3'], { env, timeoutMs: 30_000 });
@@ -138,11 +148,11 @@ describe('a renewal already sent is stored, whatever happens to the one who aske
       20_000,
       'the detached renewal stored the late answer',
     );
-    await expectNothingLive(emulator, gate, env, [before.refresh_token as string, after.refresh_token as string]);
+    await expectNothingLive(doorkeeper, gate, env);
   }, 60_000);
 
   it("the library's getToken aborted while the answer comes after its 30 s bound: the renewal goes on in the process and is stored; logout ends it", async () => {
-    const { emulator, gate, configDir, env } = await signedIn();
+    const { doorkeeper, gate, configDir, env } = await signedIn();
     const before = makeStale(configDir);
     gate.set('POST /oauth2/token', { answerDelayMs: 31_000 });
     const index = resolve(import.meta.dirname, '../../dist/index.js');
@@ -159,6 +169,6 @@ describe('a renewal already sent is stored, whatever happens to the one who aske
     expect(out.trim()).toBe('interrupted');
     const after = (readConfig(configDir) as Json).profiles.default.token as Json;
     expect(after.access_token).not.toBe(before.access_token);
-    await expectNothingLive(emulator, gate, env, [before.refresh_token as string, after.refresh_token as string]);
+    await expectNothingLive(doorkeeper, gate, env);
   }, 60_000);
 });
