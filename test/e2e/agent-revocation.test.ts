@@ -8,7 +8,8 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
-import { cleanEnv, runCli } from '../support/cli.js';
+import { cleanEnv, HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
+import { startDoorkeeper } from '../support/doorkeeper.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 
 type Json = Record<string, any>;
@@ -91,4 +92,31 @@ describe('the agent and revocation', () => {
       ).toBe(true);
     }
   }, 60_000);
+
+  it("across 60 s of 10-second tokens at a real Doorkeeper, the library's client through the agent gets no token more than 100 ms after the agent's own renewal ended it", async () => {
+    const doorkeeper = await startDoorkeeper({ accessTokenExpiresInS: 10 });
+    const configDir = makeConfigDir();
+    const login = await runCli(['login', '--profile', 'work'], {
+      env: doorkeeper.env(configDir, { BROWSER: HEADLESS_BROWSER }),
+      timeoutMs: 60_000,
+    });
+    expect(login.code, login.stderr).toBe(0);
+    const { socket } = await startAgent({
+      MMAUTH_CONFIG_DIR: configDir,
+      MMAUTH_CLIENT_SECRET: doorkeeper.clientSecret,
+      MMAUTH_CREDENTIAL_STORE: 'file',
+    });
+    const library = libraryClient(farSideEnv(socket));
+    await new Promise((r) => setTimeout(r, 60_000));
+    const calls = await library.stop();
+    const ended = new Map((await doorkeeper.tokens()).map((token) => [token.token, token.revoked_at_ms]));
+    // Renewals happened (several lifetimes passed), and every call got a token.
+    expect(new Set(calls.map(([, got]) => got)).size).toBeGreaterThan(3);
+    expect(calls.filter(([, got]) => got.startsWith('error:'))).toEqual([]);
+    const late = calls.filter(([started, got]) => {
+      const endedAt = ended.get(got);
+      return endedAt !== null && endedAt !== undefined && started > endedAt + 100;
+    });
+    expect(late, `${late.length} of ${calls.length} calls got a token ended more than 100 ms before`).toEqual([]);
+  }, 90_000);
 });

@@ -10,6 +10,8 @@ export interface DoorkeeperToken {
   token: string;
   refresh_token: string | null;
   revoked: boolean;
+  /** When it was revoked, epoch ms (the server's clock: this machine's), or null. */
+  revoked_at_ms: number | null;
   expired: boolean;
   application_id: number;
   resource_owner_id: number | null;

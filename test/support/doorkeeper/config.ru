@@ -56,6 +56,7 @@ class TestStateController < ActionController::Base
   def tokens
     render json: Doorkeeper::AccessToken.order(:id).map { |t|
       { id: t.id, token: t.token, refresh_token: t.refresh_token, revoked: t.revoked?,
+        revoked_at_ms: t.revoked_at && (t.revoked_at.to_f * 1000).round,
         expired: t.expired?, application_id: t.application_id, resource_owner_id: t.resource_owner_id }
     }
   end
