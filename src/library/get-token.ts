@@ -73,10 +73,8 @@ export class TokenProvider {
   #baseUrl: { key: string; value: string | undefined } | undefined;
   #inFlight: Promise<Token> | undefined;
   #guard: RefusalGuard | undefined;
-  /** The base URL the agent named with its last token (MMAUTH_AGENT_SOCK). */
-  #agentBaseUrl: string | undefined;
-  /** Whether tokens come from an agent (MMAUTH_AGENT_SOCK), known once the context is. */
-  #isFromAgent = false;
+  /** Set when tokens come from an agent (MMAUTH_AGENT_SOCK): the base URL it named with its last token. */
+  #fromAgent: { baseUrl: string | undefined } | undefined;
   readonly #options: TokenOptions;
 
   constructor(options: TokenOptions) {
@@ -99,6 +97,7 @@ export class TokenProvider {
   /**
    * A usable token (getToken's contract). A fresh token from an unchanged config file costs one
    * `stat` and no I/O else; one renewal at a time in this process, and across processes as always.
+   * From an agent, every call asks it (well under a millisecond): no token it saw end is handed out.
    */
   async get(signal = this.#options.signal): Promise<Token> {
     return untilAborted(this.#get(), signal);
@@ -107,11 +106,9 @@ export class TokenProvider {
   async #get(): Promise<Token> {
     const minTtl = this.#options.minTtl ?? 0;
     const cached = this.#cached;
-    // From an agent, every call asks it (a kept connection, well under a millisecond): a token the
-    // agent has seen end (a logout or a revoke on the host, its own renewal) is never handed out.
     if (
       cached !== undefined &&
-      !this.#isFromAgent &&
+      this.#fromAgent === undefined &&
       this.#configPath !== undefined &&
       fileSignature(this.#configPath) === this.#signature &&
       (cached.stored === undefined || isFresh(cached.stored, Date.now(), minTtl))
@@ -134,10 +131,9 @@ export class TokenProvider {
         ...(this.#options.profile === undefined ? {} : { profile: this.#options.profile }),
       };
       const choice = await usableAccessToken(options, ctx, () => undefined);
-      this.#agentBaseUrl = choice.baseUrl;
-      this.#isFromAgent = agentSocketOf(ctx.env) !== undefined;
+      this.#fromAgent = agentSocketOf(ctx.env) !== undefined ? { baseUrl: choice.baseUrl } : undefined;
       const baseUrl =
-        agentSocketOf(ctx.env) !== undefined
+        this.#fromAgent !== undefined
           ? choice.baseUrl
           : ((await ctx.openStore()).listOne(choice.profileName)?.baseUrl ?? ctx.env.MMAUTH_BASE_URL?.trim());
       const token = toToken(choice.stored, choice.accessToken, choice.profileName, baseUrl);
@@ -195,13 +191,10 @@ export class TokenProvider {
     }
   }
 
-  /**
-   * The base URL of the profile `token` belongs to (MMAUTH_BASE_URL for a token given in the
-   * environment); read from the config file once per version of it, not once per request.
-   */
+  /** The base URL of `token`'s profile (MMAUTH_BASE_URL for one given in the environment), read once per config version. */
   async baseUrlOf(token: Token): Promise<string | undefined> {
     const ctx = await this.#context();
-    if (agentSocketOf(ctx.env) !== undefined) return this.#agentBaseUrl;
+    if (agentSocketOf(ctx.env) !== undefined) return this.#fromAgent?.baseUrl;
     const key = `${token.profile}\n${this.#signature}`;
     if (this.#baseUrl?.key !== key) {
       const listed = (await ctx.openStore()).listOne(token.profile);

@@ -7,9 +7,8 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
-import { cleanEnv, HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
-import { startDoorkeeper } from '../support/doorkeeper.js';
+import { doorkeeperAgent, farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
+import { cleanEnv, runCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 
 type Json = Record<string, any>;
@@ -94,18 +93,7 @@ describe('the agent and revocation', () => {
   }, 60_000);
 
   it("across 60 s of 10-second tokens at a real Doorkeeper, the library's client through the agent gets no token more than 100 ms after the agent's own renewal ended it", async () => {
-    const doorkeeper = await startDoorkeeper({ accessTokenExpiresInS: 10 });
-    const configDir = makeConfigDir();
-    const login = await runCli(['login', '--profile', 'work'], {
-      env: doorkeeper.env(configDir, { BROWSER: HEADLESS_BROWSER }),
-      timeoutMs: 60_000,
-    });
-    expect(login.code, login.stderr).toBe(0);
-    const { socket } = await startAgent({
-      MMAUTH_CONFIG_DIR: configDir,
-      MMAUTH_CLIENT_SECRET: doorkeeper.clientSecret,
-      MMAUTH_CREDENTIAL_STORE: 'file',
-    });
+    const { doorkeeper, socket } = await doorkeeperAgent({ accessTokenExpiresInS: 10 });
     const library = libraryClient(farSideEnv(socket));
     await new Promise((r) => setTimeout(r, 60_000));
     const calls = await library.stop();

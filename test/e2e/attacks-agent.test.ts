@@ -11,9 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { BIN, agentSocketPath, farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
-import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
-import { startDoorkeeper } from '../support/doorkeeper.js';
+import { BIN, agentSocketPath, doorkeeperAgent, farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
+import { runCli } from '../support/cli.js';
 import { refreshGrants, startTestEmulator } from '../support/emulator.js';
 import { startTestSshd } from '../support/sshd.js';
 
@@ -288,18 +287,7 @@ describe('A6: --stop', () => {
 
 describe('A10: renewals a client cannot force', () => {
   it('against a real Doorkeeper with 1-hour tokens, 20 socket requests with min_ttl=86400 make no token at the server; 20 with min_ttl=3600 at most one', async () => {
-    const doorkeeper = await startDoorkeeper({ accessTokenExpiresInS: 3600 });
-    const configDir = makeConfigDir();
-    const login = await runCli(['login', '--profile', 'work'], {
-      env: doorkeeper.env(configDir, { BROWSER: HEADLESS_BROWSER }),
-      timeoutMs: 60_000,
-    });
-    expect(login.code, login.stderr).toBe(0);
-    const { socket } = await startAgent({
-      MMAUTH_CONFIG_DIR: configDir,
-      MMAUTH_CLIENT_SECRET: doorkeeper.clientSecret,
-      MMAUTH_CREDENTIAL_STORE: 'file',
-    });
+    const { doorkeeper, socket } = await doorkeeperAgent({ accessTokenExpiresInS: 3600 });
     const before = (await doorkeeper.tokens()).length;
     expect(before).toBe(1);
     const beyond = await askAgentAtOnce(socket, '/v1/token?min_ttl=86400', 20);

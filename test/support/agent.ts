@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { BIN, HEADLESS_BROWSER, makeConfigDir, runCli, startCli, type RunningCli } from './cli.js';
+import { startDoorkeeper, type DoorkeeperOptions } from './doorkeeper.js';
 import type { TestEmulator } from './emulator.js';
 
 /** A short socket path of the test's own (Unix sockets allow about 100 bytes), in a private directory. */
@@ -52,3 +53,23 @@ export function farSideEnv(socket: string): Record<string, string> {
 }
 
 export { BIN };
+
+/**
+ * A real Doorkeeper (`startDoorkeeper` options), the profile `work` signed in there by the code flow
+ * (file store), and `mmauth agent --foreground` serving it: the server, the config directory, the socket.
+ */
+export async function doorkeeperAgent(options: DoorkeeperOptions = {}) {
+  const doorkeeper = await startDoorkeeper(options);
+  const configDir = makeConfigDir();
+  const login = await runCli(['login', '--profile', 'work'], {
+    env: doorkeeper.env(configDir, { BROWSER: HEADLESS_BROWSER }),
+    timeoutMs: 60_000,
+  });
+  expect(login.code, login.stderr).toBe(0);
+  const { socket } = await startAgent({
+    MMAUTH_CONFIG_DIR: configDir,
+    MMAUTH_CLIENT_SECRET: doorkeeper.clientSecret,
+    MMAUTH_CREDENTIAL_STORE: 'file',
+  });
+  return { doorkeeper, configDir, socket };
+}
