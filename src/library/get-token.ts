@@ -1,4 +1,5 @@
 import { fileSignature } from '../util/file-signature.js';
+import { untilAborted } from '../util/when-aborted.js';
 import type { AppContext } from '../context.js';
 import { usableAccessToken } from '../token/usable-token.js';
 import { agentTokenAfterRefusal } from '../token/agent-token.js';
@@ -100,7 +101,7 @@ export class TokenProvider {
    * From an agent, every call asks it (well under a millisecond): no token it saw end is handed out.
    */
   async get(signal = this.#options.signal): Promise<Token> {
-    return untilAborted(this.#get(), signal);
+    return untilAborted(this.#get(), signal, stoppedWaiting);
   }
 
   async #get(): Promise<Token> {
@@ -208,22 +209,10 @@ export class TokenProvider {
  * `work`'s answer, or a rejection with `interrupted` as soon as `signal` aborts (work goes on and
  * settles unobserved: a renewal in it still stores its answer).
  */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return work;
-  const stopped = () =>
-    toLibraryError(
-      new MmauthError(
-        'interrupted',
-        'stopped waiting for a token (the signal aborted); a renewal already sent goes on',
-      ),
-    );
-  if (signal.aborted) return Promise.reject(stopped());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(stopped());
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
+const stoppedWaiting = () =>
+  toLibraryError(
+    new MmauthError('interrupted', 'stopped waiting for a token (the signal aborted); a renewal already sent goes on'),
+  );
 
 /** One provider per option set in this process, so that every `getToken()` call shares its cache. */
 const providers = new Map<string, TokenProvider>();

@@ -10,6 +10,7 @@ import { isFresh, renewalOf, renewToken } from '../grant/renewal.js';
 import { agentSocketOf, pickSetting, traceFor } from '../settings/settings.js';
 import { selectProfile } from '../settings/profile-selection.js';
 import { openLocalTarget, requireProfile } from '../settings/target.js';
+import { untilAborted } from '../util/when-aborted.js';
 import {
   beforeDeadline,
   deadlineAt,
@@ -103,24 +104,8 @@ async function verification(
   return 'active';
 }
 
-/** `work`, or a rejection with `interrupted` as soon as `signal` aborts (the work goes on, tracked). */
-function untilInterrupted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new MmauthError('interrupted', 'interrupted'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new MmauthError('interrupted', 'interrupted'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
-}
+/** Ctrl-C (or a signal) while a renewal is under way: the caller stops waiting, the renewal goes on. */
+const interrupted = () => new MmauthError('interrupted', 'interrupted');
 
 /**
  * The token `token` and `header` hand out: the agent's when MMAUTH_AGENT_SOCK names one
@@ -208,7 +193,7 @@ export async function usableAccessToken(
     const work: Promise<StoredToken | typeof RENEWED_ELSEWHERE> =
       detached === undefined ? renewToken(token, target, ctx) : detached.done.then(() => RENEWED_ELSEWHERE);
     // Ctrl-C (or a signal) ends the wait, never the renewal: it is stored before the process exits.
-    const outcome = await beforeDeadline(untilInterrupted(work, ctx.signal), deadlineAtMs);
+    const outcome = await beforeDeadline(untilAborted(work, ctx.signal, interrupted), deadlineAtMs);
     if (outcome === TIMED_OUT) detached?.release();
     if (outcome === RENEWED_ELSEWHERE) {
       // That process stored the renewed token, or said on stderr why it handed out the current one.

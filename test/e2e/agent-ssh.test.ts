@@ -5,50 +5,18 @@
  * profile's token (one renewal while ten clients ask across its expiry), another profile is
  * refused, and after `mmauth agent --stop` each fails with the agent's error code.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, hostProfiles, startAgent } from '../support/agent.js';
 import { readConfig, refreshGrants, startTestEmulator } from '../support/emulator.js';
-import { startTestSshd } from '../support/sshd.js';
+import { overSsh, startTestSshd } from '../support/sshd.js';
 
 type Json = Record<string, any>;
 
-/** Runs `script` on the far side of `ssh -R remote:local` (sh -c), resolves with its output (bounded: 60 s). */
-function overSsh(
-  sshd: Awaited<ReturnType<typeof startTestSshd>>,
-  forward: string,
-  script: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(
-      'ssh',
-      [
-        ...sshd.sshArgs,
-        '-o',
-        'ExitOnForwardFailure=yes',
-        '-o',
-        'StreamLocalBindUnlink=yes',
-        '-R',
-        forward,
-        sshd.destination,
-        script,
-      ],
-      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root' } },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** The far side's ssh: a forward that fails ends the session; a socket left by an earlier one is replaced. */
+const FORWARD_OPTIONS = ['-o', 'ExitOnForwardFailure=yes', '-o', 'StreamLocalBindUnlink=yes'];
 
 describe('the agent over SSH (ssh -R)', () => {
   it('on the far side (empty config, another HOME): token, api, proxy and the library get the served token, ten clients across expiry cause one renewal, another profile is refused; after --stop, agent_unreachable', async () => {
@@ -80,7 +48,7 @@ describe('the agent over SSH (ssh -R)', () => {
       `${mmauth} token --profile other --json; echo "other-exit-$?";`,
       `test -e ${far}/config/config.json && echo config-written || echo config-empty;`,
     ].join(' ');
-    const first = await overSsh(sshd, `${remote}:${socket}`, script);
+    const first = await overSsh(sshd, `${remote}:${socket}`, script, FORWARD_OPTIONS);
     const lines = first.stdout.trim().split('\n');
     const token = (readConfig(configDir) as Json).profiles.work.token.access_token as string;
     expect(lines[0]?.trim(), first.stderr).toBe('1');
@@ -95,13 +63,19 @@ describe('the agent over SSH (ssh -R)', () => {
     expect(first.stdout).not.toContain(config.profiles.work.token.refresh_token);
 
     // Stopped where it runs: the far side's clients fail with the agent's own code.
-    const stop = await overSsh(sshd, `${remote}:${socket}`, `${prelude} ${mmauth} agent --stop --json`);
+    const stop = await overSsh(
+      sshd,
+      `${remote}:${socket}`,
+      `${prelude} ${mmauth} agent --stop --json`,
+      FORWARD_OPTIONS,
+    );
     expect(JSON.parse(stop.stdout.trim()) as Json, stop.stderr).toMatchObject({ stopped: true });
     await new Promise((resolve) => setTimeout(resolve, 500));
     const after = await overSsh(
       sshd,
       `${remote}:${socket}`,
       `${prelude} for c in token header status; do ${mmauth} $c --json; echo "exit-$?"; done; ${mmauth} api /api/me; echo "exit-$?"`,
+      FORWARD_OPTIONS,
     );
     expect(after.stdout.match(/exit-3/g)).toHaveLength(4);
     expect(after.stdout).toMatch(/"code": ?"agent_unreachable"/);

@@ -14,7 +14,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, agentSocketPath, doorkeeperAgent, farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
 import { runCli } from '../support/cli.js';
 import { refreshGrants, startTestEmulator } from '../support/emulator.js';
-import { startTestSshd } from '../support/sshd.js';
+import { overSsh, startTestSshd } from '../support/sshd.js';
 
 const FAKE_AGENT = resolve(import.meta.dirname, '../support/attacker/fake-agent.mjs');
 /** `nobody` on Debian: another user than the one running the suite. */
@@ -67,28 +67,6 @@ async function startFakeAgent(
     });
   });
   return { child, requests: () => out.split('\n').filter((line) => line.startsWith('request ')) };
-}
-
-/** Runs `script` with sh on the far side of ssh (no ExitOnForwardFailure: as a user types it); bounded: 60 s. */
-function overSsh(
-  sshd: Awaited<ReturnType<typeof startTestSshd>>,
-  forward: string,
-  script: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn('ssh', [...sshd.sshArgs, '-R', forward, sshd.destination, script], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
 }
 
 /** `count` requests to the agent at once, over its socket; resolves with each HTTP status. */

@@ -111,6 +111,18 @@ async function setScene(): Promise<Scene> {
   };
 }
 
+/** A code-flow profile signed in at a fresh emulator, credentials in the file: the emulator and exec's environment. */
+async function fileLogin() {
+  const emulator = await startTestEmulator({ autoApprove: true });
+  const env = {
+    ...(emulator.env(makeConfigDir(), { BROWSER: HEADLESS_BROWSER }) as Record<string, string>),
+    MMAUTH_CREDENTIAL_STORE: 'file',
+    PATH: process.env.PATH ?? '',
+  };
+  expect((await runCli(['login'], { env })).code).toBe(0);
+  return { emulator, env };
+}
+
 /** A repository the child works in: .git/hooks, .git/config and a directory file, all the user's. */
 function repository(): string {
   const repo = makeScratchDir('victim-repo-', 0o755);
@@ -209,14 +221,7 @@ describe('exec --sandbox against a hostile child in a real terminal', () => {
 
 describe('clients that reach the API from the sandbox', () => {
   it('curl, Python urllib and Node fetch (with undici EnvHttpProxyAgent) reach the API under --sandbox --proxy, and with the token under --sandbox; another host or port gets nothing', async () => {
-    const emulator = await startTestEmulator({ autoApprove: true });
-    const configDir = makeConfigDir();
-    const env = {
-      ...(emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }) as Record<string, string>),
-      MMAUTH_CREDENTIAL_STORE: 'file',
-      PATH: process.env.PATH ?? '',
-    };
-    expect((await runCli(['login'], { env })).code).toBe(0);
+    const { emulator, env } = await fileLogin();
     const cwd = makeScratchDir('victim-cwd-', 0o755);
     const undici = resolve(import.meta.dirname, '../../node_modules/undici/index.js');
     chmodSync(cwd, 0o755);
@@ -264,14 +269,7 @@ describe('clients that reach the API from the sandbox', () => {
 
 describe('an interactive child keeps its terminal under --sandbox', () => {
   it('stdin and stdout stay the terminal: raw-mode keys reach it, its window size is the terminal’s, Ctrl-C reaches it (exit 130)', async () => {
-    const emulator = await startTestEmulator({ autoApprove: true });
-    const configDir = makeConfigDir();
-    const env = {
-      ...(emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }) as Record<string, string>),
-      MMAUTH_CREDENTIAL_STORE: 'file',
-      PATH: process.env.PATH ?? '',
-    };
-    expect((await runCli(['login'], { env })).code).toBe(0);
+    const { env } = await fileLogin();
     const child = [
       "process.stdout.write('size ' + process.stdout.columns + 'x' + process.stdout.rows + ' tty ' + process.stdin.isTTY + '\\n');",
       "process.stdin.setRawMode(true); let keys = '';",

@@ -102,3 +102,29 @@ export async function startTestSshd(options: { bindUnlink?: boolean } = {}): Pro
   }
   throw new Error('sshd did not start on 127.0.0.1 (is openssh-server installed? .ci/run installs it)');
 }
+
+/**
+ * Runs `script` (sh -c) on the far side of `ssh -R FORWARD` to `sshd`, with `sshOptions` before the
+ * forward; resolves with its exit code and output (bounded: 60 s). Only PATH and HOME reach ssh.
+ */
+export function overSsh(
+  sshd: TestSshd,
+  forward: string,
+  script: string,
+  sshOptions: string[] = [],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('ssh', [...sshd.sshArgs, ...sshOptions, '-R', forward, sshd.destination, script], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
