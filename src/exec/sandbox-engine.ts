@@ -143,7 +143,12 @@ export async function startSandboxed(
   try {
     await engine.initialize({
       network: { allowedDomains: policy.allowHosts, deniedDomains: [], strictAllowlist: true },
-      filesystem: { denyRead: policy.denyRead, allowWrite: policy.allowWrite, denyWrite: policy.denyWrite },
+      filesystem: {
+        denyRead: policy.denyRead,
+        allowRead: policy.allowRead,
+        allowWrite: policy.allowWrite,
+        denyWrite: policy.denyWrite,
+      },
     });
     ({ argv } = await engine.wrapWithSandboxArgv(
       innerCommand(policy, command, marker),

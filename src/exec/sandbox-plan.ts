@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MmauthError } from '../errors.js';
 import { assertEngineCanRun } from './sandbox-engine.js';
-import { isHostEntry, realPath, SANDBOX_UNSET_ENV, sandboxPolicy, type SandboxPolicy } from './sandbox.js';
+import { createPrivateDir, isSafeParent, runtimeRootIn, runtimeRootsIn } from './token-file.js';
+import { isHostEntry, SANDBOX_UNSET_ENV, sandboxPolicy, type SandboxPolicy } from './sandbox.js';
 
 /** What the caller adds to the sandbox's walls (the command line's --allow-write, --deny-read, --allow-host). */
 export interface SandboxAdditions {
@@ -22,21 +23,35 @@ export interface PreparedSandbox {
   unsetEnv: readonly string[];
 }
 
-/** The names mmauth gives its runtime directories: agents', execs', proxies', other sandboxes' temp dirs. */
-const RUNTIME_PREFIXES = ['mmauth-agent-', 'mmauth-exec-', 'mmauth-proxy-', 'mmauth-sandbox-'];
-
-/** mmauth's runtime directories (RUNTIME_PREFIXES) in XDG_RUNTIME_DIR and the temporary directory. */
+/**
+ * mmauth's runtime directories in XDG_RUNTIME_DIR and the temporary directory: this user's runtime
+ * roots (runtimeRootIn: every exec's, proxy's and sandbox's private directory is made in one, so a
+ * run that starts after the child is hidden too), made here when missing so that none appears
+ * unhidden later; and the agents' directories (`mmauth-agent-*`, which their agents never remove).
+ * Nothing listed here goes away while the child runs: a denied path that vanished before the engine
+ * mounted over it would stop the sandbox from starting.
+ */
 function runtimeDirs(env: NodeJS.ProcessEnv): string[] {
-  const parents = [env.XDG_RUNTIME_DIR, tmpdir()].filter((dir): dir is string => dir !== undefined && dir !== '');
-  return [...new Set(parents)].flatMap((parent) => {
+  const parents = [
+    ...new Set([env.XDG_RUNTIME_DIR, tmpdir()].filter((dir): dir is string => dir !== undefined && dir !== '')),
+  ];
+  for (const parent of parents) {
+    try {
+      if (isSafeParent(parent)) runtimeRootIn(parent);
+    } catch {
+      // A parent mmauth cannot write holds no runtime directory of its own either.
+    }
+  }
+  const agents = parents.flatMap((parent) => {
     try {
       return readdirSync(parent, { withFileTypes: true })
-        .filter((entry) => entry.isDirectory() && RUNTIME_PREFIXES.some((prefix) => entry.name.startsWith(prefix)))
+        .filter((entry) => entry.isDirectory() && entry.name.startsWith('mmauth-agent-'))
         .map((entry) => join(parent, entry.name));
     } catch {
       return [];
     }
   });
+  return [...runtimeRootsIn(parents), ...agents];
 }
 
 /**
@@ -55,23 +70,23 @@ export function prepareSandbox(
   for (const host of additions.allowHost ?? []) {
     if (!isHostEntry(host)) throw new MmauthError('usage', `"${host}" is not HOST or HOST:PORT`);
   }
-  const tmpDir = mkdtempSync(join(tmpdir(), 'mmauth-sandbox-'));
+  const tmpDir = createPrivateDir(where.env, 'mmauth-sandbox-');
   return {
     policyFor(egressUrls, ownDirs) {
-      const own = new Set([tmpDir, ...ownDirs].map(realPath));
       return sandboxPolicy({
         cwd: where.cwd,
-        tmpDir,
+        tmpDir: tmpDir.path,
         configDirs: where.configDirs.filter((dir) => existsSync(dir)),
         home: where.env.HOME,
-        runtimeDirs: runtimeDirs(where.env).filter((dir) => !own.has(realPath(dir))),
+        runtimeDirs: runtimeDirs(where.env),
+        ownDirs: [...ownDirs],
         allowWrite: [...(additions.allowWrite ?? [])],
         denyRead: [...(additions.denyRead ?? [])],
         egressUrls: [...egressUrls],
         allowHosts: [...(additions.allowHost ?? [])],
       });
     },
-    remove: () => rmSync(tmpDir, { recursive: true, force: true }),
+    remove: () => tmpDir.remove(),
     unsetEnv: [...SANDBOX_UNSET_ENV, 'MMAUTH_TOKEN_SOCKET', 'MMAUTH_API_SOCKET'],
   };
 }

@@ -13,6 +13,8 @@ export interface SandboxPolicy {
   denyWrite: string[];
   /** Unreadable: the config directories, the keyring's files, mmauth's runtime directories, --deny-read. */
   denyRead: string[];
+  /** Readable again inside what denyRead hides: this run's own directories (its token file's, its proxy's). */
+  allowRead: string[];
   /** Egress, as `host:port` (or a bare host, any port): the mode's own endpoints and each --allow-host. */
   allowHosts: string[];
   /** The child's private temp dir (TMPDIR), removed after it exits. */
@@ -75,8 +77,10 @@ export interface SandboxPolicyInput {
   /** The config directories: the one in use and the default one. */
   configDirs: string[];
   home: string | undefined;
-  /** mmauth's runtime directories on this machine (agents', proxies', other execs'), but this run's own. */
+  /** mmauth's runtime directories on this machine (agents', and the roots of every run's private directory). */
   runtimeDirs: string[];
+  /** This run's own directories in them, left readable (the temp dir is left writable). */
+  ownDirs: string[];
   allowWrite: string[];
   denyRead: string[];
   /** The mode's endpoints (URLs) and --allow-host entries. */
@@ -106,6 +110,7 @@ export function sandboxPolicy(input: SandboxPolicyInput): SandboxPolicy {
       ...input.runtimeDirs,
       ...input.denyRead,
     ]),
+    allowRead: unique(input.ownDirs),
     allowHosts: [...new Set([...input.egressUrls.flatMap((url) => egressOf(url) ?? []), ...input.allowHosts])],
     tmpDir: realPath(input.tmpDir),
   };

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdtempSync, rmSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { MmauthError } from '../errors.js';
 import { replacePrivateFile } from '../util/private-file.js';
 
@@ -22,7 +22,7 @@ export interface TokenFile {
  * writable by nobody else, or root's with the sticky bit (as /tmp is), where only the owner of an
  * entry may rename or remove it.
  */
-function isSafeParent(dir: string): boolean {
+export function isSafeParent(dir: string): boolean {
   try {
     const stats = lstatSync(dir);
     if (!stats.isDirectory()) return false;
@@ -61,6 +61,62 @@ export function privateParent(env: NodeJS.ProcessEnv): string {
   return temporary;
 }
 
+const myUid = (fallback: number) => (typeof process.getuid === 'function' ? process.getuid() : fallback);
+
+/** Whether `dir` is a directory (no link) of this user's with mode 0700. Never throws. */
+export function isPrivateDirectory(dir: string): boolean {
+  try {
+    const stats = lstatSync(dir);
+    return stats.isDirectory() && stats.uid === myUid(stats.uid) && (stats.mode & 0o777) === 0o700;
+  } catch {
+    return false;
+  }
+}
+
+/** The names of this user's runtime roots in a parent: `mmauth-<uid>`, or `mmauth-<uid>-XXXXXX`. */
+function isRootName(name: string): boolean {
+  const own = `mmauth-${myUid(0)}`;
+  return name === own || name.startsWith(`${own}-`);
+}
+
+/**
+ * This user's runtime root in `parent` (which must be safe: privateParent): the directory every
+ * run's private directory is made in (exec's token files, a proxy's socket, a sandbox's temp dir),
+ * so that `exec --sandbox` hides them all, those made after its child started too, with one
+ * directory that never goes away. It is `mmauth-<uid>` (0700, made when missing, as tmux's
+ * `/tmp/tmux-<uid>`); when another user took that name first, a directory of this user's named
+ * `mmauth-<uid>-XXXXXX` (mkdtemp), found again by its name. Throws only what the file system throws.
+ */
+export function runtimeRootIn(parent: string): string {
+  const fixed = join(parent, `mmauth-${myUid(0)}`);
+  try {
+    mkdirSync(fixed, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  if (isPrivateDirectory(fixed)) return fixed;
+  const fallback = readdirSync(parent).find(
+    (name) => isRootName(name) && name !== basename(fixed) && isPrivateDirectory(join(parent, name)),
+  );
+  return fallback === undefined ? mkdtempSync(`${fixed}-`) : join(parent, fallback);
+}
+
+/**
+ * This user's runtime roots that exist in `parents` (each a directory of this user's, mode 0700,
+ * named as runtimeRootIn names them). Never throws: a parent it cannot read has none.
+ */
+export function runtimeRootsIn(parents: readonly string[]): string[] {
+  return parents.flatMap((parent) => {
+    try {
+      return readdirSync(parent)
+        .filter((name) => isRootName(name) && isPrivateDirectory(join(parent, name)))
+        .map((name) => join(parent, name));
+    } catch {
+      return [];
+    }
+  });
+}
+
 /** A private directory (0700) of one run's, and its removal (which never throws). */
 export interface PrivateDir {
   path: string;
@@ -68,11 +124,11 @@ export interface PrivateDir {
 }
 
 /**
- * Creates a private directory (0700, mkdtemp: a new random name starting with `prefix`) under
- * privateParent(`env`). Throws what privateParent throws.
+ * Creates a private directory (0700, mkdtemp: a new random name starting with `prefix`) in this
+ * user's runtime root (runtimeRootIn) under privateParent(`env`). Throws what privateParent throws.
  */
 export function createPrivateDir(env: NodeJS.ProcessEnv, prefix: string): PrivateDir {
-  const path = mkdtempSync(join(privateParent(env), prefix));
+  const path = mkdtempSync(join(runtimeRootIn(privateParent(env)), prefix));
   return {
     path,
     remove() {

@@ -1,24 +1,14 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { MmauthError } from '../../errors.js';
-import { privateParent } from '../../exec/token-file.js';
+import { isPrivateDirectory, privateParent } from '../../exec/token-file.js';
 import { replacePrivateFile } from '../../util/private-file.js';
 
 /** The file in the config directory that records where its agent listens when XDG_RUNTIME_DIR is unset. */
 export const AGENT_RECORD = 'agent-socket';
 
 const myUid = (fallback: number) => (typeof process.getuid === 'function' ? process.getuid() : fallback);
-
-/** Whether `dir` is a directory (no link) of this user's with mode 0700. */
-function isPrivateDirectory(dir: string): boolean {
-  try {
-    const stats = lstatSync(dir);
-    return stats.isDirectory() && stats.uid === myUid(stats.uid) && (stats.mode & 0o777) === 0o700;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The agent's default socket for the config directory `configDir` (one agent per user and config
