@@ -47,8 +47,17 @@ function parseAnswer(bytes: Buffer): { status: number; body: Buffer } | undefine
   return { status, body: body.subarray(0, length) };
 }
 
+/** A connection to an agent and who takes the bytes it reads now (no one while it is idle). */
+interface AgentConnection {
+  socket: import('node:net').Socket;
+  onBytes: ((chunk: Buffer) => void) | undefined;
+}
+
 /** Connections to an agent kept open between requests, by socket path (unref'd: they never keep a process alive). */
-const idle = new Map<string, import('node:net').Socket[]>();
+const idle = new Map<string, AgentConnection[]>();
+
+/** The most one read takes: a token answer is well under 1 KiB, a larger one takes several reads. */
+const READ_BUFFER_BYTES = 16 * 1024;
 
 /** The reason a connection failed, in words. */
 function failureOf(error: NodeJS.ErrnoException): string {
@@ -78,8 +87,9 @@ async function ask(
     body === undefined ? '' : `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
   // `agent` names no host: the socket is the address; a forwarded socket answers the same.
   const request = `${method} ${path} HTTP/1.1\r\nhost: agent\r\naccept: application/json\r\n${length}\r\n${body ?? ''}`;
-  const once = (isReused: boolean, socket: import('node:net').Socket) =>
+  const once = (isReused: boolean, connection: AgentConnection) =>
     new Promise<{ status: number; json: unknown }>((resolve, reject) => {
+      const { socket } = connection;
       const chunks: Buffer[] = [];
       let size = 0;
       let isDone = false;
@@ -87,14 +97,15 @@ async function ask(
         if (isDone) return;
         isDone = true;
         clearTimeout(timer);
-        socket.removeAllListeners('data').removeAllListeners('end').removeAllListeners('error');
+        connection.onBytes = undefined;
+        socket.removeAllListeners('end').removeAllListeners('error');
         if (error !== undefined) {
           socket.destroy();
           reject(error);
         } else if (answer !== undefined) {
           // Kept for the next request, silently closed when it errs meanwhile.
           socket.on('error', () => socket.destroy()).unref();
-          idle.set(socketPath, [...(idle.get(socketPath) ?? []), socket]);
+          idle.set(socketPath, [...(idle.get(socketPath) ?? []), connection]);
           resolve(answer);
         }
       };
@@ -103,7 +114,7 @@ async function ask(
         timeoutMs,
       );
       socket.ref();
-      socket.on('data', (chunk: Buffer) => {
+      connection.onBytes = (chunk) => {
         size += chunk.length;
         if (size > MAX_ANSWER_BYTES) return finish(unreachable(socketPath, 'its answer is too large'));
         chunks.push(chunk);
@@ -114,7 +125,7 @@ async function ask(
         } catch {
           finish(unreachable(socketPath, `it answered HTTP ${answer.status} without a JSON document`));
         }
-      });
+      };
       const closed = (why: string) =>
         finish(
           isReused && size === 0
@@ -126,7 +137,7 @@ async function ask(
       socket.write(request);
     });
   const kept = idle.get(socketPath)?.pop();
-  if (kept !== undefined && !kept.destroyed) {
+  if (kept !== undefined && !kept.socket.destroyed) {
     try {
       return await once(true, kept);
     } catch (error) {
@@ -136,10 +147,26 @@ async function ask(
   }
   // Nothing, not even a token request, goes to a socket another user could have put there.
   assertTrustedSocket(socketPath);
-  const fresh = connect({ path: socketPath });
+  // Reads go straight to the request's handler (onread), not through a readable stream: about
+  // 0.5 ms less of Node's first-use work in a process that asks once, as `mmauth token` does.
+  const fresh: AgentConnection = {
+    socket: connect({
+      path: socketPath,
+      onread: {
+        buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+        callback: (bytes, buffer) => {
+          // A copy: the buffer is read into again. Bytes while no request waits break the protocol.
+          if (fresh.onBytes === undefined) fresh.socket.destroy();
+          else fresh.onBytes(Buffer.from(buffer.subarray(0, bytes)));
+          return true;
+        },
+      },
+    }),
+    onBytes: undefined,
+  };
   await new Promise<void>((resolve, reject) => {
-    fresh.once('connect', () => resolve());
-    fresh.once('error', (error: NodeJS.ErrnoException) => reject(unreachable(socketPath, failureOf(error))));
+    fresh.socket.once('connect', () => resolve());
+    fresh.socket.once('error', (error: NodeJS.ErrnoException) => reject(unreachable(socketPath, failureOf(error))));
   });
   return once(false, fresh);
 }
@@ -202,7 +229,7 @@ export async function stopAgent(socketPath: string, timeoutMs: number): Promise<
   if (answer.status !== 200) throw agentError(answer.json, answer.status);
   const json = (typeof answer.json === 'object' && answer.json !== null ? answer.json : {}) as Record<string, unknown>;
   const pid = Number.isSafeInteger(json.pid) ? (json.pid as number) : 0;
-  for (const socket of idle.get(socketPath) ?? []) socket.destroy();
+  for (const { socket } of idle.get(socketPath) ?? []) socket.destroy();
   idle.delete(socketPath);
   // Stopped once no agent answers there (a forwarded socket may still accept, then close at once).
   const until = Date.now() + timeoutMs;
@@ -211,7 +238,7 @@ export async function stopAgent(socketPath: string, timeoutMs: number): Promise<
       () => true,
       () => false,
     );
-    for (const socket of idle.get(socketPath) ?? []) socket.destroy();
+    for (const { socket } of idle.get(socketPath) ?? []) socket.destroy();
     idle.delete(socketPath);
     if (!isAnswering) return { pid, isStopped: true };
     await new Promise((resolve) => setTimeout(resolve, 50));
