@@ -8,20 +8,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, makeScratchDir, runCli, startCli, type RunningCli } from '../support/cli.js';
-import { startTestEmulator } from '../support/emulator.js';
-
-/** A code-flow profile signed in at a fresh emulator, credentials in the file: exec's environment. */
-async function signedIn(): Promise<Record<string, string>> {
-  const emulator = await startTestEmulator({ autoApprove: true });
-  const env = {
-    ...(emulator.env(makeConfigDir(), { BROWSER: HEADLESS_BROWSER }) as Record<string, string>),
-    MMAUTH_CREDENTIAL_STORE: 'file',
-    PATH: process.env.PATH ?? '',
-  };
-  expect((await runCli(['login'], { env })).code).toBe(0);
-  return env;
-}
+import { makeScratchDir, runCli, startCli, type RunningCli } from '../support/cli.js';
+import { fileLogin } from '../support/file-login.js';
 
 /** Polls until `ready()` holds; throws after `timeoutMs`. */
 async function until(ready: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -75,7 +63,7 @@ async function laterExec(env: Record<string, string>): Promise<{ tokenFile: stri
 
 describe('exec --sandbox and runs that start after its child', () => {
   it('another exec started after the sandboxed child: its token file and directory stay hidden (without --sandbox, the control, the child reads the token)', async () => {
-    const env = await signedIn();
+    const { env } = await fileLogin();
     const control = pryingExec(env, []);
     const sandboxed = pryingExec(env, ['--sandbox']);
     await control.run.waitForStdout(/^ready$/m, 30_000);
@@ -139,7 +127,7 @@ function startDirectoryChurn(): { stop: () => Promise<void> } {
 describe('exec --sandbox while other runs come and go', () => {
   it('with plain execs starting and ending all the while, and their directories made and removed faster still, every sandboxed run starts and exits 0', async () => {
     const RUNS = 6;
-    const env = await signedIn();
+    const { env } = await fileLogin();
     // The runtime root exists before the churn looks for it, as it does once mmauth has run.
     expect((await runCli(['exec', '--', 'true'], { env, timeoutMs: 30_000 })).code).toBe(0);
     let churning = true;

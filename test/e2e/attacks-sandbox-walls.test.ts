@@ -14,6 +14,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { startAgent } from '../support/agent.js';
 import { BIN, HEADLESS_BROWSER, makeConfigDir, makeScratchDir, runCli, startCli } from '../support/cli.js';
 import { startTestEmulator, type TestEmulator } from '../support/emulator.js';
+import { fileLogin } from '../support/file-login.js';
 import { startProxy } from '../support/proxy.js';
 import { useSecretService } from '../support/secret-service.js';
 import { startInTmux } from '../support/tmux.js';
@@ -109,18 +110,6 @@ async function setScene(): Promise<Scene> {
       apiPort: Number(new URL(emulator.baseUrl).port),
     },
   };
-}
-
-/** A code-flow profile signed in at a fresh emulator, credentials in the file: the emulator and exec's environment. */
-async function fileLogin() {
-  const emulator = await startTestEmulator({ autoApprove: true });
-  const env = {
-    ...(emulator.env(makeConfigDir(), { BROWSER: HEADLESS_BROWSER }) as Record<string, string>),
-    MMAUTH_CREDENTIAL_STORE: 'file',
-    PATH: process.env.PATH ?? '',
-  };
-  expect((await runCli(['login'], { env })).code).toBe(0);
-  return { emulator, env };
 }
 
 /** A repository the child works in: .git/hooks, .git/config and a directory file, all the user's. */
