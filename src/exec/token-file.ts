@@ -17,6 +17,19 @@ export interface TokenFile {
   remove(): void;
 }
 
+/** This user's uid, or `fallback` where there are none (Windows). */
+export const myUid = (fallback: number) => (typeof process.getuid === 'function' ? process.getuid() : fallback);
+
+/** Whether `dir` is a directory (no link) of this user's with mode 0700. Never throws. */
+export function isPrivateDirectory(dir: string): boolean {
+  try {
+    const stats = lstatSync(dir);
+    return stats.isDirectory() && stats.uid === myUid(stats.uid) && (stats.mode & 0o777) === 0o700;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Whether another user could swap what is put in `dir` (attacks N8): it must be this user's and
  * writable by nobody else, or root's with the sticky bit (as /tmp is), where only the owner of an
@@ -26,8 +39,7 @@ export function isSafeParent(dir: string): boolean {
   try {
     const stats = lstatSync(dir);
     if (!stats.isDirectory()) return false;
-    const uid = typeof process.getuid === 'function' ? process.getuid() : stats.uid;
-    if (stats.uid === uid && (stats.mode & 0o022) === 0) return true;
+    if (stats.uid === myUid(stats.uid) && (stats.mode & 0o022) === 0) return true;
     return stats.uid === 0 && (stats.mode & 0o1000) !== 0;
   } catch {
     return false;
@@ -41,15 +53,8 @@ export function isSafeParent(dir: string): boolean {
  */
 export function privateParent(env: NodeJS.ProcessEnv): string {
   const runtime = env.XDG_RUNTIME_DIR;
-  if (runtime !== undefined && runtime !== '') {
-    try {
-      const stats = lstatSync(runtime);
-      const uid = typeof process.getuid === 'function' ? process.getuid() : stats.uid;
-      if (stats.isDirectory() && stats.uid === uid && (stats.mode & 0o777) === 0o700) return runtime;
-    } catch {
-      // Not there: the temporary directory instead.
-    }
-  }
+  // Not there, or not this user's alone: the temporary directory instead.
+  if (runtime !== undefined && runtime !== '' && isPrivateDirectory(runtime)) return runtime;
   const temporary = tmpdir();
   if (!isSafeParent(temporary)) {
     throw new MmauthError(
@@ -59,18 +64,6 @@ export function privateParent(env: NodeJS.ProcessEnv): string {
     );
   }
   return temporary;
-}
-
-const myUid = (fallback: number) => (typeof process.getuid === 'function' ? process.getuid() : fallback);
-
-/** Whether `dir` is a directory (no link) of this user's with mode 0700. Never throws. */
-export function isPrivateDirectory(dir: string): boolean {
-  try {
-    const stats = lstatSync(dir);
-    return stats.isDirectory() && stats.uid === myUid(stats.uid) && (stats.mode & 0o777) === 0o700;
-  } catch {
-    return false;
-  }
 }
 
 /** The names of this user's runtime roots in a parent: `mmauth-<uid>`, or `mmauth-<uid>-XXXXXX`. */
@@ -125,7 +118,8 @@ export interface PrivateDir {
 
 /**
  * Creates a private directory (0700, mkdtemp: a new random name starting with `prefix`) in this
- * user's runtime root (runtimeRootIn) under privateParent(`env`). Throws what privateParent throws.
+ * user's runtime root (runtimeRootIn) under privateParent(`env`). Throws what privateParent throws,
+ * or the file system's error when the root cannot be made.
  */
 export function createPrivateDir(env: NodeJS.ProcessEnv, prefix: string): PrivateDir {
   const path = mkdtempSync(join(runtimeRootIn(privateParent(env)), prefix));

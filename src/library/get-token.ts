@@ -205,10 +205,7 @@ export class TokenProvider {
   }
 }
 
-/**
- * `work`'s answer, or a rejection with `interrupted` as soon as `signal` aborts (work goes on and
- * settles unobserved: a renewal in it still stores its answer).
- */
+/** The library's `interrupted` when a caller's signal aborts a wait (untilAborted): a renewal already sent goes on and is stored. */
 const stoppedWaiting = () =>
   toLibraryError(
     new MmauthError('interrupted', 'stopped waiting for a token (the signal aborted); a renewal already sent goes on'),

@@ -2,13 +2,11 @@ import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { MmauthError } from '../../errors.js';
-import { isPrivateDirectory, privateParent } from '../../exec/token-file.js';
+import { isPrivateDirectory, myUid, privateParent } from '../../exec/token-file.js';
 import { replacePrivateFile } from '../../util/private-file.js';
 
 /** The file in the config directory that records where its agent listens when XDG_RUNTIME_DIR is unset. */
 export const AGENT_RECORD = 'agent-socket';
-
-const myUid = (fallback: number) => (typeof process.getuid === 'function' ? process.getuid() : fallback);
 
 /**
  * The agent's default socket for the config directory `configDir` (one agent per user and config
