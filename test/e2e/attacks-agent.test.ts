@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, agentSocketPath, doorkeeperAgent, farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
 import { runCli } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
 import { refreshGrants, startTestEmulator } from '../support/emulator.js';
 import { overSsh, startTestSshd } from '../support/sshd.js';
 
@@ -237,19 +238,9 @@ describe('A6: --stop', () => {
         const { agent, socket } = await startAgent(env);
         const stopArgs = ['agent', '--stop'];
         const stop = inNamespace
-          ? await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-              const child = spawn('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, BIN, ...stopArgs], {
-                env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', MMAUTH_AGENT_SOCK: socket },
-              });
-              let stdout = '';
-              let stderr = '';
-              child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-              child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-              const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-              child.on('close', (code) => {
-                clearTimeout(timer);
-                done({ code, stdout, stderr });
-              });
+          ? await runCommand('unshare', ['--pid', '--fork', '--mount-proc', process.execPath, BIN, ...stopArgs], {
+              env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', MMAUTH_AGENT_SOCK: socket },
+              timeoutMs: 20_000,
             })
           : await runCli(stopArgs, { env: { MMAUTH_AGENT_SOCK: socket } });
         expect(stop.code, stop.stderr).toBe(0);

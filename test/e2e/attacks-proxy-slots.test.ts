@@ -13,6 +13,7 @@ import { runCli, startCli } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
 import { signIn, startProxy } from '../support/proxy.js';
 import { rawGet } from '../support/raw-get.js';
+import { until } from '../support/until.js';
 
 const run = promisify(execFile);
 
@@ -32,15 +33,6 @@ async function idleConnections(port: number, count: number): Promise<{ sockets: 
   );
   onTestFinished(() => sockets.forEach((socket) => socket.destroy()));
   return { sockets, closed: () => closed };
-}
-
-/** Resolves once `check` holds, polling every 100 ms; rejects after `timeoutMs`. */
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /** Where a connection goes: a TCP port on 127.0.0.1 or a Unix socket's path. */
@@ -107,7 +99,7 @@ describe('proxy connections and address', () => {
     const { port } = await startProxy((await signIn(emulator)).env);
     const idle = await idleConnections(port, 70);
     // What must hold: every idle connection is closed by the proxy (5 s idle limit; bound generous for a loaded machine).
-    await until(() => idle.closed() === 70, 25_000, 'the proxy closed all 70 idle connections');
+    await until(() => idle.closed() === 70, 25_000, 'the proxy closed all 70 idle connections', 100);
     expect(await rawGet(port, '/api/me')).toBe(200);
   }, 40_000);
 

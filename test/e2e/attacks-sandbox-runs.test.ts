@@ -10,15 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { makeScratchDir, runCli, startCli, type RunningCli } from '../support/cli.js';
 import { fileLogin } from '../support/file-login.js';
-
-/** Polls until `ready()` holds; throws after `timeoutMs`. */
-async function until(ready: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { until } from '../support/until.js';
 
 /**
  * A child that says `ready`, waits for the file `go` in its working directory to name a path, then

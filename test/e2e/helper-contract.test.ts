@@ -12,6 +12,7 @@ import { farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
 import { readConfig, refreshGrants, refreshWith, startTestEmulator, storedAccessToken } from '../support/emulator.js';
 import { startGateProxy } from '../support/gate-proxy.js';
+import { until } from '../support/until.js';
 
 type Json = Record<string, any>;
 
@@ -91,15 +92,6 @@ describe('token --deadline', () => {
 });
 
 describe('nothing the server minted is lost when a caller stops waiting', () => {
-  /** Resolves once `check()` holds, polling every 50 ms; fails after `boundMs`. */
-  async function until(check: () => boolean, boundMs: number): Promise<void> {
-    const endMs = Date.now() + boundMs;
-    while (!check()) {
-      if (Date.now() > endMs) throw new Error(`not within ${boundMs} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-
   it('token --deadline 2, the token endpoint answering 8 s late: the current token at the deadline; the pair the server minted is stored by the renewal that outlives the caller; logout then leaves no token live and every refresh token refused', async () => {
     const { emulator, gate, configDir, env } = await signedIn();
     const before = (readConfig(configDir) as Json).profiles.default.token;

@@ -12,6 +12,7 @@ import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cl
 import { startDoorkeeper, type TestDoorkeeper } from '../support/doorkeeper.js';
 import { readConfig } from '../support/emulator.js';
 import { startGateProxy, type GateProxy } from '../support/gate-proxy.js';
+import { until } from '../support/until.js';
 
 type Json = Record<string, any>;
 
@@ -38,14 +39,6 @@ function makeStale(configDir: string): Json {
   token.obtained_at = new Date(Date.now() + 10_000 - 7_200_000).toISOString();
   writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
   return token as Json;
-}
-
-async function until(check: () => boolean, boundMs: number, what: string): Promise<void> {
-  const endMs = Date.now() + boundMs;
-  while (!check()) {
-    if (Date.now() > endMs) throw new Error(`not within ${boundMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** The token requests that reached the server through the gate (the login's code exchange among them). */
@@ -88,7 +81,7 @@ describe('a renewal already sent is stored, whatever happens to the one who aske
       gate.set('POST /oauth2/token', { answerDelayMs: 3_000 });
       const seenBefore = refreshesSeen(gate);
       const running = startCli(['token'], { env, timeoutMs: 60_000 });
-      await until(() => refreshesSeen(gate) === seenBefore + 1, 15_000, 'the renewal reached the server');
+      await until(() => refreshesSeen(gate) === seenBefore + 1, 15_000, 'the renewal reached the server', 25);
       running.child.kill(signal);
       const result = await running.done;
       expect(result.code, `${String(result.signal)} ${result.stderr}`).toBe(code);
@@ -107,7 +100,7 @@ describe('a renewal already sent is stored, whatever happens to the one who aske
     const seenBefore = refreshesSeen(gate);
     // The proxy renews the stale token as it starts; Ctrl-C comes while the server's answer is held.
     const proxy = startCli(['proxy', '--json'], { env, timeoutMs: 60_000 });
-    await until(() => refreshesSeen(gate) === seenBefore + 1, 15_000, 'the renewal reached the server');
+    await until(() => refreshesSeen(gate) === seenBefore + 1, 15_000, 'the renewal reached the server', 25);
     proxy.child.kill('SIGINT');
     const result = await proxy.done;
     expect(result.stderr).not.toContain('could not renew');
@@ -123,7 +116,7 @@ describe('a renewal already sent is stored, whatever happens to the one who aske
     const marker = join(makeConfigDir(), 'started');
     const seenBefore = refreshesSeen(gate);
     const running = startCli(['exec', '--', 'sh', '-c', `touch ${marker}; sleep 30`], { env, timeoutMs: 60_000 });
-    await until(() => refreshesSeen(gate) === seenBefore + 1, 15_000, 'the renewal reached the server');
+    await until(() => refreshesSeen(gate) === seenBefore + 1, 15_000, 'the renewal reached the server', 25);
     running.child.kill('SIGTERM');
     const result = await running.done;
     expect(result.code, result.stderr).toBe(143);
@@ -147,6 +140,7 @@ describe('a renewal already sent is stored, whatever happens to the one who aske
       },
       20_000,
       'the detached renewal stored the late answer',
+      25,
     );
     await expectNothingLive(doorkeeper, gate, env);
   }, 60_000);

@@ -5,13 +5,14 @@
  * imports it from an ES module, `require()`s it from CommonJS, and runs docs/examples against the
  * emulator. And the import rule: the library's entry loads no command-line package.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
+import { runCommand, type CommandResult } from '../support/run-command.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -68,24 +69,11 @@ beforeAll(() => {
 }, 180_000);
 
 /** Runs `node file` in the consumer project with `env` (asynchronously: the emulator answers from this process). */
-function runInProject(
-  file: string | string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, typeof file === 'string' ? [file] : file, {
-      cwd: project,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr });
-    });
+function runInProject(file: string | string[], env: Record<string, string>): Promise<CommandResult> {
+  return runCommand(process.execPath, typeof file === 'string' ? [file] : file, {
+    cwd: project,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    timeoutMs: 20_000,
   });
 }
 

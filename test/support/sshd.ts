@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
+import { runCommand, type CommandResult } from './run-command.js';
 
 /** A running OpenSSH server on 127.0.0.1 for this user, and the ssh command line that reaches it. */
 export interface TestSshd {
@@ -112,19 +113,9 @@ export function overSsh(
   forward: string,
   script: string,
   sshOptions: string[] = [],
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('ssh', [...sshd.sshArgs, ...sshOptions, '-R', forward, sshd.destination, script], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+): Promise<CommandResult> {
+  return runCommand('ssh', [...sshd.sshArgs, ...sshOptions, '-R', forward, sshd.destination, script], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root' },
+    timeoutMs: 60_000,
   });
 }
