@@ -198,6 +198,7 @@ export function createContext(
             configDir: proc.env.MMAUTH_CONFIG_DIR || undefined,
             credentialStore: credentialStoreSetting(proc.env),
             platform: proc.platform,
+            interrupt: signal,
             onWarning: (message) => stderr.write(`! ${sanitizeForTerminal(secrets.scrub(message))}\n`),
           }),
           secrets,

@@ -4,7 +4,7 @@ import { endpointsFor } from '../oauth/server-metadata.js';
 import type { TokenResponse } from '../oauth/parse.js';
 import type { ServerConfiguration } from '../oauth/server-configuration.js';
 import { LOCK_HOLD_MAX_MS } from '../store/config-lock.js';
-import { RENEWAL_BUDGET_MS, trackRenewal } from './renewals-in-flight.js';
+import { markRenewalSent, RENEWAL_BUDGET_MS } from './renewals-in-flight.js';
 import type { ListedProfile } from '../store/profile-listing.js';
 import type { Profile, StoredToken } from '../store/profile.js';
 import type { ProfileStore } from '../store/profile-store.js';
@@ -138,11 +138,22 @@ async function isAccessTokenDead(
  * request, once sent, is cut off by no Ctrl-C, signal or caller's bound (its budget: 60 s, or
  * --timeout when longer), and the process waits for it before it exits (renewalsSettled).
  */
-export function renewToken(seen: StoredToken, target: RenewalTarget, ctx: AppContext): Promise<StoredToken> {
-  return trackRenewal(renewOnce(seen, target, ctx));
+export async function renewToken(seen: StoredToken, target: RenewalTarget, ctx: AppContext): Promise<StoredToken> {
+  // Tracked from the moment its request goes out (the wait for the lock before it is interruptible).
+  const sent: { settle: () => void } = { settle: () => undefined };
+  try {
+    return await renewOnce(seen, target, ctx, sent);
+  } finally {
+    sent.settle();
+  }
 }
 
-async function renewOnce(seen: StoredToken, target: RenewalTarget, ctx: AppContext): Promise<StoredToken> {
+async function renewOnce(
+  seen: StoredToken,
+  target: RenewalTarget,
+  ctx: AppContext,
+  sent: { settle: () => void },
+): Promise<StoredToken> {
   let renewed: StoredToken | undefined;
   let refused: MmauthError | undefined;
   let server: ServerConfiguration | undefined;
@@ -159,6 +170,7 @@ async function renewOnce(seen: StoredToken, target: RenewalTarget, ctx: AppConte
       return current;
     }
     server = renewalServer(current, current.baseUrl, target, ctx);
+    sent.settle = markRenewalSent();
     let response: TokenResponse;
     try {
       response = await requestRenewal(kind, current, server, ctx);

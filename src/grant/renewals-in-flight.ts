@@ -18,6 +18,17 @@ export function trackRenewal<T>(work: Promise<T>): Promise<T> {
   return work;
 }
 
+/**
+ * Marks a renewal request as sent from now on (decisions 62 and 68: only a request already sent is
+ * waited for, never the wait for the lock before it); the returned function (idempotent) marks it
+ * settled.
+ */
+export function markRenewalSent(): () => void {
+  let settle: () => void = () => undefined;
+  trackRenewal(new Promise<void>((resolve) => (settle = resolve)));
+  return () => settle();
+}
+
 /** Whether a renewal is under way in this process. */
 export function isRenewing(): boolean {
   return pending.size > 0;

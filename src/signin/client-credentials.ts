@@ -7,7 +7,7 @@ import type { ClientOptions } from '../settings/setting-options.js';
 import { chooseScope, requireClientId, resolveClientSecret } from '../settings/settings.js';
 import { resolveTarget } from '../settings/target.js';
 import { prepareStoring, type StorageOptions } from './credential-storage.js';
-import { storeGrant } from './replaced-grant.js';
+import { storeGrantReturning } from './replaced-grant.js';
 import type { SignedIn } from './sign-in.js';
 import type { PlanNotices } from './sign-in-plan.js';
 
@@ -42,17 +42,22 @@ export async function obtainClientGrant(
   const intent = options.save ? await prepareStoring(options, target.store, profileName, notices) : {};
   const usable = options.replace === true ? credentialsFor(profile, endpoints.baseUrl) : profile;
   const clientSecret = await resolveClientSecret(options, ctx, { ...target, profile: usable, clientId });
-  const response = await requestClientCredentialsToken(target.server, clientId, clientSecret, scope);
-  const token = toStoredToken(response, 'client_credentials', ctx.nowMs(), scope);
-  const replaced = options.save
-    ? await storeGrant(
-        { store: target.store, profileName, intent, baseUrl: endpoints.baseUrl },
-        token,
-        () => ({ baseUrl: endpoints.baseUrl, clientId, clientSecret, scope }),
-        { ...options, clientId, clientSecret },
-        ctx,
-        notices,
-      )
-    : null;
-  return { token, profileName, baseUrl: endpoints.baseUrl, replaced };
+  // Asked for under the store's lock when saving: the wait for the lock comes before anything is sent.
+  const obtain = async () =>
+    toStoredToken(
+      await requestClientCredentialsToken(target.server, clientId, clientSecret, scope),
+      'client_credentials',
+      ctx.nowMs(),
+      scope,
+    );
+  if (!options.save) return { token: await obtain(), profileName, baseUrl: endpoints.baseUrl, replaced: null };
+  const { replaced, stored } = await storeGrantReturning(
+    { store: target.store, profileName, intent, baseUrl: endpoints.baseUrl },
+    obtain,
+    () => ({ baseUrl: endpoints.baseUrl, clientId, clientSecret, scope }),
+    { ...options, clientId, clientSecret },
+    ctx,
+    notices,
+  );
+  return { token: stored, profileName, baseUrl: endpoints.baseUrl, replaced };
 }

@@ -32,33 +32,47 @@ function isSameTarget(replaced: Profile, run: ReplacingRun, baseUrl: string | un
   return isSameBinding(bindingOf('', replaced.baseUrl, replaced.clientId), now);
 }
 
+/** A minted token, or the request that mints it, made under the store's lock (nothing sent before the lock is held). */
+export type TokenToStore = StoredToken | (() => Promise<StoredToken>);
+
 /**
- * Stores a new grant's `token` in profile `profileName` (login in any flow, `login --with-token`,
+ * Stores a new grant's token in profile `profileName` (login in any flow, `login --with-token`,
  * `client-credentials`): `settings` gives what the grant sets besides the token (base URL, client
  * id, secret, scope…) from the profile as it is under the store's lock, and the access token it
- * leaves live is remembered for logout (keptReplacedTokens, the project's rules). Returns the profile as it
- * was, for endReplacedGrant. Throws what the store's update throws.
+ * leaves live is remembered for logout (keptReplacedTokens, the project's rules). A token already
+ * minted waits for the lock whatever interrupts (decisions 62); one obtained by `token()` is asked
+ * for under the lock, so that the wait before it is interruptible (decisions 68). Returns the
+ * profile as it was, for endReplacedGrant, and the token stored. Throws what the store's update
+ * and `token()` throw.
  */
 async function storeNewGrant(
   store: ProfileStore,
   profileName: string,
-  token: StoredToken,
+  token: TokenToStore,
   settings: (current: Profile) => Partial<Profile> & { baseUrl: string },
-  nowMs: number,
   intent: WriteIntent,
-): Promise<Profile | undefined> {
+): Promise<{ former: Profile | undefined; stored: StoredToken }> {
   let former: Profile | undefined;
+  let stored: StoredToken | undefined;
   await store.update(
     profileName,
-    (current) => {
+    async (current) => {
       former = current;
-      const next = { ...current, ...settings(current), token };
-      const kept = keptReplacedTokens(current, { baseUrl: next.baseUrl, clientId: next.clientId, token }, nowMs);
+      const minted = typeof token === 'function' ? await token() : token;
+      stored = minted;
+      const next = { ...current, ...settings(current), token: minted };
+      const nowMs = Date.parse(minted.obtainedAt);
+      const kept = keptReplacedTokens(
+        current,
+        { baseUrl: next.baseUrl, clientId: next.clientId, token: minted },
+        nowMs,
+      );
       return { ...next, replacedTokens: kept };
     },
-    intent,
+    { ...intent, holdsMinted: typeof token !== 'function' },
   );
-  return former;
+  if (stored === undefined) throw new Error('internal: the grant to store was never obtained');
+  return { former, stored };
 }
 
 /**
@@ -135,22 +149,34 @@ export interface GrantDestination {
 }
 
 /**
- * Stores a new grant's `token` in the destination's profile (storeNewGrant, dated by the token's
- * `obtainedAt`; `settings` as storeNewGrant takes them), then ends the grant it replaced
- * (endReplacedGrant, with `run`'s client and bounds, its lines to `notices`). What every sign-in
- * (browser, two-step, personal token, client credentials) does to keep its grant. Returns
- * login's and client-credentials' `replaced` (null when nothing was). Throws what the store's
- * update throws; ending the replaced grant never throws.
+ * Stores a new grant's token in the destination's profile (storeNewGrant, dated by the token's
+ * `obtainedAt`; `settings` as storeNewGrant takes them; `token` minted, or minted under the lock),
+ * then ends the grant it replaced (endReplacedGrant, with `run`'s client and bounds, its lines to
+ * `notices`). What every sign-in (browser, two-step, personal token, client credentials) does to
+ * keep its grant. Returns login's and client-credentials' `replaced` (null when nothing was) and
+ * the token stored. Throws what the store's update throws; ending the replaced grant never throws.
  */
 export async function storeGrant(
   destination: GrantDestination,
-  token: StoredToken,
+  token: TokenToStore,
   settings: (current: Profile) => Partial<Profile> & { baseUrl: string },
   run: ReplacingRun,
   ctx: AppContext,
   notices: { info(line: string): void; warn(line: string): void },
 ): Promise<ReplacedJson> {
+  return (await storeGrantReturning(destination, token, settings, run, ctx, notices)).replaced;
+}
+
+/** storeGrant, resolving with the token stored too (a token minted under the lock: client-credentials). */
+export async function storeGrantReturning(
+  destination: GrantDestination,
+  token: TokenToStore,
+  settings: (current: Profile) => Partial<Profile> & { baseUrl: string },
+  run: ReplacingRun,
+  ctx: AppContext,
+  notices: { info(line: string): void; warn(line: string): void },
+): Promise<{ replaced: ReplacedJson; stored: StoredToken }> {
   const { store, profileName, intent, baseUrl } = destination;
-  const former = await storeNewGrant(store, profileName, token, settings, Date.parse(token.obtainedAt), intent);
-  return endReplacedGrant(former, token, run, ctx, notices, baseUrl);
+  const { former, stored } = await storeNewGrant(store, profileName, token, settings, intent);
+  return { replaced: await endReplacedGrant(former, stored, run, ctx, notices, baseUrl), stored };
 }

@@ -1,6 +1,6 @@
 import { closeSync, constants, lstatSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { readRegularFile } from '../util/read-regular-file.js';
-import { MmauthError } from '../errors.js';
+import { hasErrorCode, MmauthError } from '../errors.js';
 import { assertSafePath } from './path-safety.js';
 
 /** The longest a holder may keep the lock for a request it makes under it (a renewal, whose budget is 60 s), in ms. */
@@ -102,9 +102,15 @@ function describeLockFailure(lockPath: string, error: unknown, nowMs: number): M
  * Takes the config file's exclusive lock (`<path>.lock`, proper-lockfile; stale after 10 s without
  * its holder's heartbeat, waited for LOCK_WAIT_MS), saying through `onWait` who holds it once a second has passed, and records this
  * process's pid beside it. Resolves with the release function. Throws `store_insecure` for a lock that
- * is a symbolic link, `store_lock_failed` naming the lock and why.
+ * is a symbolic link, `store_lock_failed` naming the lock and why, and `interrupted` as soon as
+ * `interrupt` aborts while waiting (nothing has been sent yet: decisions 68; a lock taken after
+ * that is let go at once).
  */
-export async function lockConfig(path: string, onWait: (message: string) => void): Promise<() => Promise<void>> {
+export async function lockConfig(
+  path: string,
+  onWait: (message: string) => void,
+  interrupt?: AbortSignal,
+): Promise<() => Promise<void>> {
   const lockPath = `${path}.lock`;
   assertSafePath(lockPath, 'lock');
   // A lock from the future never goes stale: waiting for it would only postpone the same failure.
@@ -125,7 +131,7 @@ export async function lockConfig(path: string, onWait: (message: string) => void
     onWait(`waiting for the config lock ${lockPath}${holder === undefined ? '' : ` (${holder})`}`);
   }, QUIET_WAIT_MS);
   try {
-    const release = await lock(path, {
+    const taking = lock(path, {
       // Its fs is plain node:fs in the bundle, not graceful-fs (scripts/build.mjs, an earlier change).
       realpath: false,
       stale: 10_000,
@@ -139,6 +145,7 @@ export async function lockConfig(path: string, onWait: (message: string) => void
         randomize: true,
       },
     });
+    const release = await untilAbortedOrTaken(taking, interrupt, lockPath);
     const pidFile = pidFileOf(lockPath);
     writePidFile(pidFile);
     return async () => {
@@ -146,10 +153,45 @@ export async function lockConfig(path: string, onWait: (message: string) => void
       await release();
     };
   } catch (error) {
+    if (hasErrorCode(error, 'interrupted')) throw error;
     throw describeLockFailure(lockPath, error, Date.now());
   } finally {
     clearTimeout(notice);
   }
+}
+
+/**
+ * `taking` (proper-lockfile's wait, which cannot be cancelled), or `interrupted` as soon as
+ * `interrupt` aborts; a lock taken after that is released at once, so that nobody waits on it.
+ */
+function untilAbortedOrTaken(
+  taking: Promise<() => Promise<void>>,
+  interrupt: AbortSignal | undefined,
+  lockPath: string,
+): Promise<() => Promise<void>> {
+  if (interrupt === undefined) return taking;
+  const stopped = () => new MmauthError('interrupted', `interrupted while waiting for the config lock ${lockPath}`);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      reject(stopped());
+      taking.then(
+        (release) => release().catch(() => undefined),
+        () => undefined,
+      );
+    };
+    if (interrupt.aborted) return onAbort();
+    interrupt.addEventListener('abort', onAbort, { once: true });
+    taking.then(
+      (release) => {
+        interrupt.removeEventListener('abort', onAbort);
+        resolve(release);
+      },
+      (error: unknown) => {
+        interrupt.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /**

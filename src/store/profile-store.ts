@@ -113,10 +113,10 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
 
   const placement = createCredentialPlacement(vault, setting);
   /** Runs `write` under the config file's exclusive lock (after checking and securing the paths). */
-  const locked = async <T>(write: () => Promise<T>): Promise<T> => {
+  const locked = async <T>(write: () => Promise<T>, isInterruptible = true): Promise<T> => {
     checkPaths();
     secureDirectory();
-    const release = await lockConfig(path, warn);
+    const release = await lockConfig(path, warn, isInterruptible ? location.interrupt : undefined);
     try {
       return await write();
     } finally {
@@ -209,7 +209,8 @@ export async function openProfileStore(location: StoreLocation): Promise<Profile
       const prior = raw === undefined ? undefined : parsing(() => listProfile(raw, where(name))).credentialStore;
       if (destinationOf(prior, intent) === 'keyring') await vault.check();
     },
-    update: (name, change, intent = {}) => locked(() => writeProfile(name, change, intent)),
+    update: (name, change, intent = {}) =>
+      locked(() => writeProfile(name, change, intent), intent.holdsMinted !== true),
     currentProfile: () => readFile().current,
     approvedDirectoryFiles: () => readFile().approved,
     approveDirectoryFile: (filePath, content) =>

@@ -28,6 +28,11 @@ export interface WriteIntent {
   mustExist?: boolean | undefined;
   /** Called when a storing command's explicit choice moves a keyring profile's credentials into the file. */
   onLeaveKeyring?: (() => void) | undefined;
+  /**
+   * The write stores what a request already sent has minted (a signed-in grant): its wait for the
+   * lock goes on whatever the store's `interrupt` says (decisions 62).
+   */
+  holdsMinted?: boolean | undefined;
 }
 
 /** How read() treats sealed credentials whose key is gone: throw `credentials_lost`, or leave them out. */
@@ -121,4 +126,9 @@ export interface StoreLocation {
   platform?: NodeJS.Platform;
   /** The OS keyring (default: `@napi-rs/keyring`, loaded at first use); tests may give another. */
   openKeyring?: () => Promise<Keyring>;
+  /**
+   * Ends a wait for the lock (`interrupted`): Ctrl-C, SIGTERM, SIGHUP. A wait before anything is
+   * sent is always interruptible (decisions 68); a write with `holdsMinted` waits on.
+   */
+  interrupt?: AbortSignal;
 }
