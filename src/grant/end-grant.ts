@@ -88,6 +88,8 @@ export interface GrantTarget {
   client: ClientAuthentication;
   timeoutSeconds: number;
   trace?: ((line: string) => void) | undefined;
+  /** Gets a pair a detached renewal (no `stored`) obtained, before its access token is presented. */
+  onRenewed?: ((token: StoredToken) => void) | undefined;
 }
 
 /** Where a stored grant lives, so that a renewal on the way is stored like any other. */
@@ -125,8 +127,10 @@ async function renewDetached(token: StoredToken, target: GrantTarget, ctx: AppCo
   const { requestTokenRefresh } = await import('../oauth/refresh.js');
   const response = await requestTokenRefresh(target.server, target.client, token.refreshToken ?? '');
   const next = toStoredToken(response, token.grant, ctx.nowMs(), token.scope ?? 'service');
+  const kept = { ...next, refreshToken: next.refreshToken ?? token.refreshToken };
+  target.onRenewed?.(kept);
   await retireChain(target.server, [next.accessToken]);
-  return { ...next, refreshToken: next.refreshToken ?? token.refreshToken };
+  return kept;
 }
 
 /**

@@ -65,10 +65,18 @@ export function toToken(
   });
 }
 
+/** exec's token file as it is now (a nested program follows it: decisions 69), '' without one. */
+function tokenFileSignature(ctx: AppContext | undefined): string {
+  const path = ctx?.env.MMAUTH_TOKEN_FILE;
+  return path === undefined || path === '' ? '' : fileSignature(path);
+}
+
 /** One profile's token as a program holds it: the CLI's code path, with a cache that costs a `stat`. */
 export class TokenProvider {
   #ctx: AppContext | undefined;
   #signature = '';
+  /** exec's token file as the cached token was read from it (decisions 69), '' without one. */
+  #tokenFileSignature = '';
   #configPath: string | undefined;
   #cached: { token: Token; stored: StoredToken | undefined } | undefined;
   #baseUrl: { key: string; value: string | undefined } | undefined;
@@ -112,6 +120,7 @@ export class TokenProvider {
       this.#fromAgent === undefined &&
       this.#configPath !== undefined &&
       fileSignature(this.#configPath) === this.#signature &&
+      tokenFileSignature(this.#ctx) === this.#tokenFileSignature &&
       (cached.stored === undefined || isFresh(cached.stored, Date.now(), minTtl))
     ) {
       return cached.token;
@@ -131,6 +140,7 @@ export class TokenProvider {
         timeout: 30,
         ...(this.#options.profile === undefined ? {} : { profile: this.#options.profile }),
       };
+      this.#tokenFileSignature = tokenFileSignature(ctx);
       const choice = await usableAccessToken(options, ctx, () => undefined);
       this.#fromAgent = agentSocketOf(ctx.env) !== undefined ? { baseUrl: choice.baseUrl } : undefined;
       const baseUrl =

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { givenToken } from './given-token.js';
 import type { Endpoints } from '../oauth/endpoints.js';
 import type { ServerConfiguration } from '../oauth/server-configuration.js';
 import type { Profile } from '../store/profile.js';
@@ -95,7 +96,7 @@ export async function resolveTarget(
   { needsStoredToken = false, getsCredentials = false }: { needsStoredToken?: boolean } & ReadNeeds = {},
 ): Promise<Target> {
   const local = await openLocalTarget(options, ctx, { getsCredentials });
-  if (needsStoredToken && !ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
+  if (needsStoredToken && givenToken(ctx.env) === undefined) requireProfile(local);
   // The server's metadata as the profile last read it (RFC 8414), for its own base URL only: no request here.
   const endpoints = endpointsFor(
     await requireBaseUrl(options.baseUrl, ctx, local.profile),

@@ -5,7 +5,8 @@ import { maskToken } from '../ui/format.js';
 import { nextStep } from '../settings/next-step.js';
 import type { ClientOptions } from '../settings/setting-options.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
-import { endGrant, type GrantEnd } from '../grant/end-grant.js';
+import type { GrantEnd } from '../grant/end-grant.js';
+import { endCurrentGrant } from '../grant/end-current-grant.js';
 import { grantEndFields, reportGrantEnd } from './grant-end-report.js';
 import { resolveGrantTarget } from '../settings/grant-target.js';
 import { openLocalTarget, requireProfile, resolveTarget, type LocalTarget } from '../settings/target.js';
@@ -100,9 +101,10 @@ export async function logOutProfile(
     assertCredentialOrigin(profileName, target.profile, target.endpoints.baseUrl);
     const { grant, stored } = await resolveGrantTarget(options, ctx, target);
     // A failure here keeps the token; the failure map adds the --local-only way out to its hint.
-    const ended = await endGrant(token, grant, ctx, (line) => out.info(line), stored);
-    result = ended.result;
-    revokedToken = ended.accessToken;
+    // The grant as it is when the end finishes, under the lock: no renewal races it (decisions 68).
+    const ended = await endCurrentGrant(grant, ctx, (line) => out.info(line), stored, forgetCredentials);
+    result = ended?.result;
+    revokedToken = ended?.accessToken ?? token.accessToken;
     baseUrl = target.endpoints.baseUrl;
   }
   await finish(local.store, profileName);

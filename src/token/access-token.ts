@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { givenToken } from '../settings/given-token.js';
 import { MmauthError } from '../errors.js';
 import type { Profile, StoredToken } from '../store/profile.js';
 import { judgeStoredToken, secondsLeft } from '../store/token-state.js';
@@ -29,7 +30,7 @@ export function selectAccessToken(
   baseUrl: string | undefined,
   minTtlS?: number,
 ): AccessTokenChoice {
-  const fromEnv = ctx.env.MMAUTH_TOKEN?.trim();
+  const fromEnv = givenToken(ctx.env);
   const token = profile?.token;
   if (fromEnv) {
     if (!isVisibleWord(fromEnv)) {

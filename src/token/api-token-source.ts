@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { givenToken, isGivenTokenFromFile } from '../settings/given-token.js';
 import { MmauthError } from '../errors.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { renewalOf, renewToken } from '../grant/renewal.js';
@@ -73,10 +74,10 @@ export async function apiTokenSource(options: ApiTokenOptions, ctx: AppContext, 
     };
   }
   const local = await openLocalTarget(options, ctx);
-  if (!ctx.env.MMAUTH_TOKEN?.trim()) requireProfile(local);
+  if (givenToken(ctx.env) === undefined) requireProfile(local);
   const given = pickSetting(options.baseUrl, ctx.env.MMAUTH_BASE_URL, local.profile?.baseUrl);
   // A stored token goes only to its own origin; a token given for this run may go to the URL given.
-  if (!ctx.env.MMAUTH_TOKEN?.trim()) assertCredentialOrigin(local.profileName, local.profile, options.baseUrl);
+  if (givenToken(ctx.env) === undefined) assertCredentialOrigin(local.profileName, local.profile, options.baseUrl);
   if (given === undefined) {
     throw new MmauthError('no_base_url', 'no base URL', {
       hint: `log in first, or set MMAUTH_BASE_URL${profileFlag(local.profileName)}`,
@@ -90,14 +91,15 @@ export async function apiTokenSource(options: ApiTokenOptions, ctx: AppContext, 
     async token() {
       choice = await usableAccessToken({ ...options, minTtl: 0, json: false }, ctx, (line) => out.warn(line));
       const stored = choice.stored;
-      // The body is buffered (MAX_API_BODY_BYTES): a replay needs only a token mmauth can renew.
-      const canReplay =
-        options.renew && stored !== undefined && profile !== undefined && renewalOf(profile, ctx.env) !== 'none';
+      // The body is buffered (MAX_API_BODY_BYTES): a replay needs only a token mmauth can renew,
+      // or exec's token file, which its parent renews (decisions 69).
+      const canRenew = stored !== undefined && profile !== undefined && renewalOf(profile, ctx.env) !== 'none';
+      const canReplay = options.renew && (canRenew || (stored === undefined && isGivenTokenFromFile(ctx.env)));
       return { accessToken: choice.accessToken, canReplay };
     },
     async renewAfterRefusal(trace) {
       const stored = choice?.stored;
-      if (stored === undefined) return choice?.accessToken ?? ''; // canReplay is false then: never asked
+      if (stored === undefined) return fileTokenAfterRefusal(ctx, choice?.accessToken ?? '');
       const renewed = await renewToken(
         stored,
         {
@@ -112,6 +114,23 @@ export async function apiTokenSource(options: ApiTokenOptions, ctx: AppContext, 
       return renewed.accessToken;
     },
   };
+}
+
+/** How long a refused token from exec's file waits for the file to change (its parent's renewal hand-over is 150 ms), in ms. */
+const FILE_RENEWAL_WAIT_MS = 2_000;
+
+/**
+ * The token in exec's file after the server refused `refused` (decisions 69): the file read anew
+ * until it holds another token (exec's parent replaces it at each renewal), for at most
+ * FILE_RENEWAL_WAIT_MS; the same token when it never changes (the replay is then refused as well).
+ */
+async function fileTokenAfterRefusal(ctx: AppContext, refused: string): Promise<string> {
+  const endMs = monotonicMs() + FILE_RENEWAL_WAIT_MS;
+  for (;;) {
+    const current = givenToken(ctx.env) ?? refused;
+    if (current !== refused || monotonicMs() >= endMs) return current;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** Whether the answer says the token itself was refused: a 401 whose challenge says invalid_token (RFC 6750 §3.1). */

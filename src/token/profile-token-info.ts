@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { givenToken } from '../settings/given-token.js';
 import { assertCredentialOrigin } from '../grant/credential-binding.js';
 import { isFresh, renewalOf } from '../grant/renewal.js';
 import type { TokenInfo } from '../oauth/parse.js';
@@ -26,7 +27,7 @@ export async function askTokenInfo(
   const isStale = stored !== undefined && !isFresh(stored, ctx.nowMs(), 0);
   const canRenew = profile !== undefined && renewalOf(profile, ctx.env) !== 'none';
   let asked = target;
-  if (options.renew !== false && !ctx.env.MMAUTH_TOKEN?.trim() && isStale && canRenew) {
+  if (options.renew !== false && givenToken(ctx.env) === undefined && isStale && canRenew) {
     assertCredentialOrigin(target.profileName, profile, target.endpoints.baseUrl);
     const renewal = { profile: target.profileName, minTtl: 0, renew: true, timeout: options.timeout };
     const verbose = options.verbose === undefined ? {} : { verbose: options.verbose };

@@ -1,13 +1,14 @@
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
-import { endGrant, revokeAndConfirm, type EndedGrant } from '../grant/end-grant.js';
+import { revokeAndConfirm, type EndedGrant } from '../grant/end-grant.js';
+import { endCurrentGrant } from '../grant/end-current-grant.js';
 import { resolveGrantTarget } from '../settings/grant-target.js';
 import { profileFlag } from '../settings/next-step.js';
 import type { Target } from '../settings/target.js';
 import { selectAccessToken } from './access-token.js';
 
 /**
- * Revokes `target`'s token (MMAUTH_TOKEN, else the profile's) and proves it: endGrant for a stored
+ * Revokes `target`'s token (MMAUTH_TOKEN, else the profile's) and proves it: endCurrentGrant for a stored
  * token (RFC 7009 §2, then token info must answer 401; its refresh token and the tokens it replaced
  * too), then forgets the stored token (the profile's settings stay); revokeAndConfirm alone for a
  * token given in MMAUTH_TOKEN. `clientOptions` are the client's settings for this run; `note` gets
@@ -38,7 +39,12 @@ export async function revokeTargetToken(
       isForgotten: false,
     };
   }
-  const ended = await endGrant(stored, grant, ctx, note, where);
-  await target.store.update(profileName, (current) => ({ ...current, token: undefined, chainToRetire: undefined }));
-  return { ...ended, isForgotten: true };
+  // The grant as it is when the end finishes, under the lock: no renewal races it (decisions 68).
+  const ended = await endCurrentGrant(grant, ctx, note, where, (current) => ({
+    ...current,
+    token: undefined,
+    chainToRetire: undefined,
+  }));
+  // Another process ended and forgot it meanwhile: nothing live was left to revoke.
+  return { ...(ended ?? { result: 'already_inactive', accessToken }), isForgotten: true };
 }

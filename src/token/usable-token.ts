@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { givenToken } from '../settings/given-token.js';
 import { hasErrorCode, MmauthError } from '../errors.js';
 import type { Profile, StoredToken } from '../store/profile.js';
 import type { ProfileStore } from '../store/profile-store.js';
@@ -129,14 +130,14 @@ export async function usableAccessToken(
   if (agentSocket !== undefined) return (await import('./agent-token.js')).agentAccessToken(agentSocket, options, ctx);
   const baseUrl = pickSetting(undefined, ctx.env.MMAUTH_BASE_URL, undefined);
   const deadlineAtMs = deadlineAt(options.deadline);
-  if (!ctx.env.MMAUTH_TOKEN?.trim() && options.verify !== true) {
+  if (givenToken(ctx.env) === undefined && options.verify !== true) {
     const fresh = await freshSealedToken(options, ctx, baseUrl);
     if (fresh !== undefined) return fresh;
   }
   const local = await openLocalTarget(options, ctx);
   const { profileName, profile } = local;
   const handOut = () => ({ ...selectAccessToken(ctx, profileName, profile, baseUrl, options.minTtl), profileName });
-  if (ctx.env.MMAUTH_TOKEN?.trim()) return handOut();
+  if (givenToken(ctx.env) !== undefined) return handOut();
   requireProfile(local);
   const token = profile?.token;
   if (token === undefined || profile === undefined) return handOut();

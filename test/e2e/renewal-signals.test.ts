@@ -5,67 +5,26 @@
  * answer; then `logout` must leave no access token live and every refresh token Doorkeeper holds
  * for the client refused.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
-import { startDoorkeeper, type TestDoorkeeper } from '../support/doorkeeper.js';
+import { makeConfigDir, runCli, startCli } from '../support/cli.js';
+import type { TestDoorkeeper } from '../support/doorkeeper.js';
 import { readConfig } from '../support/emulator.js';
-import { startGateProxy, type GateProxy } from '../support/gate-proxy.js';
+import type { GateProxy } from '../support/gate-proxy.js';
+import { expectNoGrantLive, makeStale, signedInThroughGate, tokenRequestsSeen } from '../support/gated-doorkeeper.js';
 import { until } from '../support/until.js';
 
 type Json = Record<string, any>;
 
-/** A code-flow profile signed in at a real Doorkeeper, through a gate that can hold its answers. */
-async function signedIn() {
-  const doorkeeper = await startDoorkeeper();
-  const gate = await startGateProxy(doorkeeper.baseUrl);
-  const configDir = makeConfigDir();
-  const env = doorkeeper.env(configDir, { BROWSER: HEADLESS_BROWSER, MMAUTH_BASE_URL: gate.baseUrl }) as Record<
-    string,
-    string
-  >;
-  const login = await runCli(['login'], { env, timeoutMs: 60_000 });
-  expect(login.code, login.stderr).toBe(0);
-  return { doorkeeper, gate, configDir, env };
-}
-
-/** Makes the stored token stale (10 s left of two hours): the next use renews. */
-function makeStale(configDir: string): Json {
-  const path = join(configDir, 'config.json');
-  const config = JSON.parse(readFileSync(path, 'utf8')) as Json;
-  const token = config.profiles.default.token;
-  token.expires_at = new Date(Date.now() + 10_000).toISOString();
-  token.obtained_at = new Date(Date.now() + 10_000 - 7_200_000).toISOString();
-  writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
-  return token as Json;
-}
-
-/** The token requests that reached the server through the gate (the login's code exchange among them). */
-const refreshesSeen = (gate: GateProxy) => gate.seen.filter((line) => line.startsWith('POST /oauth2/token')).length;
+const signedIn = () => signedInThroughGate();
+const refreshesSeen = tokenRequestsSeen;
 
 /** After logout: no access token Doorkeeper holds is live, and no refresh token it holds works. */
 async function expectNothingLive(doorkeeper: TestDoorkeeper, gate: GateProxy, env: Record<string, string>) {
   gate.set('POST /oauth2/token', 'pass');
   const logout = await runCli(['logout'], { env, timeoutMs: 60_000 });
   expect(logout.code, logout.stderr).toBe(0);
-  const tokens = await doorkeeper.tokens();
-  expect(tokens.length).toBeGreaterThan(1);
-  expect(tokens.filter((token) => !token.revoked && !token.expired).map((token) => token.id)).toEqual([]);
-  for (const { refresh_token: refreshToken } of tokens) {
-    if (refreshToken === null) continue;
-    const answer = await fetch(`${doorkeeper.baseUrl}/oauth2/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: refreshToken,
-        client_id: doorkeeper.clientId,
-        client_secret: doorkeeper.clientSecret,
-      }),
-    });
-    expect(answer.status, 'a refresh token still honoured after logout').toBe(400);
-  }
+  await expectNoGrantLive(doorkeeper);
 }
 
 describe('a renewal already sent is stored, whatever happens to the one who asked', () => {
