@@ -23,6 +23,8 @@ export interface ExecOptions extends UsableTokenOptions {
   allowWrite?: string[];
   denyRead?: string[];
   allowHost?: string[];
+  /** With --sandbox: secret-looking variables let through all the same (each repeatable). */
+  passEnv?: string[];
 }
 
 /** A repeatable option's values. */
@@ -47,6 +49,11 @@ export function registerExec(program: Command, ctx: AppContext): void {
     .option('--allow-write <path>', 'with --sandbox: the child may also write here (repeatable)', collect)
     .option('--deny-read <path>', 'with --sandbox: the child may not read this either (repeatable)', collect)
     .option('--allow-host <host[:port]>', 'with --sandbox: the child may also reach this host (repeatable)', collect)
+    .option(
+      '--pass-env <name>',
+      'with --sandbox: let this variable through although its name looks secret (repeatable)',
+      collect,
+    )
     .description(
       'run a program with a token that stays valid while it runs: MMAUTH_TOKEN at start, MMAUTH_TOKEN_FILE kept current, --serve for an endpoint (never the refresh token or client secret)',
     )
@@ -77,9 +84,13 @@ Examples:
 function childEnvironment(
   env: NodeJS.ProcessEnv,
   added: Record<string, string>,
-  unset: readonly string[] = [],
+  sandbox?: PreparedSandbox,
 ): NodeJS.ProcessEnv {
-  const child: NodeJS.ProcessEnv = { ...env, ...added };
+  const parent: NodeJS.ProcessEnv = { ...env };
+  // Secret-looking variables of the user's stay outside the sandbox; mmauth's own are added after.
+  for (const name of sandbox?.heldBackEnv ?? []) delete parent[name];
+  const unset = sandbox?.unsetEnv ?? [];
+  const child: NodeJS.ProcessEnv = { ...parent, ...added };
   delete child.MMAUTH_CLIENT_SECRET;
   delete child.MMAUTH_TOKEN;
   if (added.MMAUTH_TOKEN !== undefined) child.MMAUTH_TOKEN = added.MMAUTH_TOKEN;
@@ -107,9 +118,11 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
   if ((options.allowMethods !== undefined || options.allowPaths !== undefined) && options.proxy !== true) {
     throw new MmauthError('usage', '--allow-methods and --allow-paths go with --proxy');
   }
-  const additions = [options.allowWrite, options.denyRead, options.allowHost].some((list) => list !== undefined);
+  const additions = [options.allowWrite, options.denyRead, options.allowHost, options.passEnv].some(
+    (list) => list !== undefined,
+  );
   if (additions && options.sandbox !== true) {
-    throw new MmauthError('usage', '--allow-write, --deny-read and --allow-host go with --sandbox');
+    throw new MmauthError('usage', '--allow-write, --deny-read, --allow-host and --pass-env go with --sandbox');
   }
   if (options.proxy === true && options.serve === true) {
     throw new MmauthError('usage', '--proxy gives the child no token: drop --serve');
@@ -117,6 +130,11 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
   // Refused before anything runs or is asked: the engine or a program it needs is missing.
   const sandbox =
     options.sandbox === true ? await (await import('./exec/sandbox-plan.js')).sandboxFor(options, ctx) : undefined;
+  if (sandbox !== undefined && options.verbose === true && sandbox.heldBackEnv.length > 0) {
+    out.debug(
+      `sandbox: held back (names that look secret; --pass-env NAME lets one through): ${sandbox.heldBackEnv.join(', ')}`,
+    );
+  }
   try {
     if (options.proxy === true) return await runExecProxied(program, args, options, ctx, sandbox);
     const { supplyChildToken } = await import('../token/child-token.js');
@@ -125,7 +143,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
       const endpoints = [supply.baseUrl, supply.variables.MMAUTH_TOKEN_URL].flatMap((url) => url ?? []);
       const policy = sandbox?.policyFor(endpoints, [supply.dir]);
       if (policy !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(policy)}`);
-      const env = childEnvironment(ctx.env, supply.variables, sandbox?.unsetEnv);
+      const env = childEnvironment(ctx.env, supply.variables, sandbox);
       const { runChild } = await import('../exec/run-child.js');
       ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), supply.dir, policy));
     } finally {
@@ -154,7 +172,7 @@ async function runExecProxied(
     const policy = sandbox?.policyFor([proxy.url], [dirname(proxy.socketPath)]);
     if (policy !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(policy)}`);
     const variables = { MMAUTH_API_URL: proxy.url, MMAUTH_API_SOCKET: proxy.socketPath };
-    const env = childEnvironment(ctx.env, variables, sandbox?.unsetEnv);
+    const env = childEnvironment(ctx.env, variables, sandbox);
     const { runChild } = await import('../exec/run-child.js');
     ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), '', policy));
   } finally {

@@ -1,16 +1,34 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { MmauthError } from '../errors.js';
 import { assertEngineCanRun } from './sandbox-engine.js';
-import { createPrivateDir, isSafeParent, runtimeRootIn, runtimeRootsIn } from './token-file.js';
-import { isHostEntry, SANDBOX_UNSET_ENV, sandboxPolicy, type SandboxPolicy } from './sandbox.js';
+import {
+  createPrivateDir,
+  isSafeParent,
+  recordedRuntimeParents,
+  runtimeRootIn,
+  runtimeRootsIn,
+  usualRuntimeParents,
+} from './token-file.js';
+import {
+  heldBackVariables,
+  isHostEntry,
+  isOpeningHost,
+  isWithin,
+  keyringPaths,
+  realPath,
+  SANDBOX_UNSET_ENV,
+  sandboxPolicy,
+  type SandboxPolicy,
+} from './sandbox.js';
 
 /** What the caller adds to the sandbox's walls (the command line's --allow-write, --deny-read, --allow-host). */
 export interface SandboxAdditions {
   allowWrite?: readonly string[] | undefined;
   denyRead?: readonly string[] | undefined;
   allowHost?: readonly string[] | undefined;
+  /** Secret-looking variables let through all the same (--pass-env). */
+  passEnv?: readonly string[] | undefined;
 }
 
 /** A sandbox checked and prepared before anything runs; its policy once the mode's endpoints are known. */
@@ -21,10 +39,13 @@ export interface PreparedSandbox {
   remove(): void;
   /** Variables the child never gets: the grant's and the bus's (SANDBOX_UNSET_ENV), and the Unix sockets' (unreachable there). */
   unsetEnv: readonly string[];
+  /** The parent's variables held back because their names look secret (heldBackVariables), before mmauth adds its own. */
+  heldBackEnv: readonly string[];
 }
 
 /**
- * mmauth's runtime directories in XDG_RUNTIME_DIR and the temporary directory: this user's runtime
+ * mmauth's runtime directories in every place a run of this user's may have used (the usual runtime
+ * and temporary directories, and those recorded by runs with a TMPDIR of their own): this user's runtime
  * roots (runtimeRootIn: every exec's, proxy's and sandbox's private directory is made in one, so a
  * run that starts after the child is hidden too), made here when missing so that none appears
  * unhidden later; and the agents' directories (`mmauth-agent-*`, which their agents never remove).
@@ -32,9 +53,10 @@ export interface PreparedSandbox {
  * mounted over it would stop the sandbox from starting.
  */
 function runtimeDirs(env: NodeJS.ProcessEnv): string[] {
-  const parents = [
-    ...new Set([env.XDG_RUNTIME_DIR, tmpdir()].filter((dir): dir is string => dir !== undefined && dir !== '')),
-  ];
+  // Every place a run of this user's may have used, whatever this run's environment says.
+  const parents = [...new Set([...usualRuntimeParents(env), ...recordedRuntimeParents()])].filter((dir) =>
+    existsSync(dir),
+  );
   for (const parent of parents) {
     try {
       if (isSafeParent(parent)) runtimeRootIn(parent);
@@ -69,7 +91,13 @@ export function prepareSandbox(
   assertEngineCanRun(where.env, where.platform);
   for (const host of additions.allowHost ?? []) {
     if (!isHostEntry(host)) throw new MmauthError('usage', `"${host}" is not HOST or HOST:PORT`);
+    if (isOpeningHost(host)) {
+      throw new MmauthError('usage', `--allow-host ${host} would open every host or loopback to the child`, {
+        hint: 'name each host the child needs (HOST or HOST:PORT); its own loopback servers need no --allow-host',
+      });
+    }
   }
+  assertWallsKept(additions, where);
   const tmpDir = createPrivateDir(where.env, 'mmauth-sandbox-');
   return {
     policyFor(egressUrls, ownDirs) {
@@ -88,5 +116,47 @@ export function prepareSandbox(
     },
     remove: () => tmpDir.remove(),
     unsetEnv: [...SANDBOX_UNSET_ENV, 'MMAUTH_TOKEN_SOCKET', 'MMAUTH_API_SOCKET'],
+    heldBackEnv: heldBackVariables(where.env, additions.passEnv ?? []),
   };
+}
+
+/** `usage` for a writable root the sandbox never opens, naming it and the way out. */
+function refusedRoot(what: string, dir: string, why: string): MmauthError {
+  return new MmauthError('usage', `exec --sandbox will not let the child write ${what} ${dir}: ${why}`, {
+    hint: "run it in the project's directory (cd into it), and name with --allow-write only directories below it that the child needs",
+  });
+}
+
+/**
+ * Decisions 65: a sandbox never opens its walls by a pattern. The working directory and each
+ * --allow-write may be neither `/`, the home directory nor above it (the child could plant what the
+ * shell, git and mmauth run later), and an --allow-write may not hold or lie in a config directory,
+ * the keyring's files or an mmauth runtime root. A missing --allow-write directory is made (0700).
+ * Throws `usage` naming the directory and the way out.
+ */
+function assertWallsKept(
+  additions: SandboxAdditions,
+  where: { env: NodeJS.ProcessEnv; cwd: string; configDirs: readonly string[] },
+): void {
+  const home = where.env.HOME === undefined || where.env.HOME === '' ? undefined : realPath(where.env.HOME);
+  const isOverHome = (dir: string) => dir === '/' || (home !== undefined && isWithin(home, dir));
+  const cwd = realPath(where.cwd);
+  if (isOverHome(cwd)) {
+    throw refusedRoot('in its working directory', cwd, 'it is the home directory, above it, or /');
+  }
+  const guarded = [
+    ...where.configDirs.map(realPath),
+    ...(home === undefined ? [] : keyringPaths(home)),
+    ...runtimeDirs(where.env),
+  ];
+  for (const given of additions.allowWrite ?? []) {
+    const dir = resolve(where.cwd, given);
+    if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const real = realPath(dir);
+    if (isOverHome(real)) throw refusedRoot('in --allow-write', real, 'it is the home directory, above it, or /');
+    const hit = guarded.find((path) => isWithin(real, path) || isWithin(path, real));
+    if (hit !== undefined) {
+      throw refusedRoot('in --allow-write', real, `it opens ${hit}, which holds mmauth's credentials or runs`);
+    }
+  }
 }

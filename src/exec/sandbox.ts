@@ -30,6 +30,33 @@ export const SANDBOX_UNSET_ENV = [
   'SSH_AUTH_SOCK',
 ];
 
+/** A variable whose name says it holds a secret (decisions 66): TOKEN, SECRET, KEY, PASSWORD or CREDENTIAL, any case. */
+const SECRET_NAME = /TOKEN|SECRET|KEY|PASSWORD|CREDENTIAL/i;
+
+/**
+ * The variables of `env` a sandboxed child does not get (decisions 66): every one whose name
+ * looks secret (SECRET_NAME) but those `passEnv` names (`--pass-env`); mmauth's own for the child
+ * are added after and never held back. Sorted, for `--verbose`.
+ */
+export function heldBackVariables(env: NodeJS.ProcessEnv, passEnv: readonly string[]): string[] {
+  return Object.keys(env)
+    .filter((name) => SECRET_NAME.test(name) && !passEnv.includes(name))
+    .sort();
+}
+
+/** Whether an --allow-host entry names every host or loopback (decisions 65: walls are never opened by a pattern). */
+export function isOpeningHost(entry: string): boolean {
+  const host = entry.replace(/:\d+$/, '').toLowerCase().replace(/\.$/, '');
+  if (/^[*.]+$/.test(host)) return true;
+  if (host === 'localhost' || host.endsWith('.localhost') || host === '0.0.0.0' || host === '0') return true;
+  return /^127(\.|$)/.test(host) || /^\*\.\d/.test(host);
+}
+
+/** Whether `inner` is `outer` or lies below it (both real, absolute paths). */
+export function isWithin(inner: string, outer: string): boolean {
+  return inner === outer || inner.startsWith(outer.endsWith('/') ? outer : `${outer}/`);
+}
+
 /** The real path of `path`, or `path` itself when it does not exist (yet). */
 export function realPath(path: string): string {
   try {

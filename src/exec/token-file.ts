@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { MmauthError } from '../errors.js';
 import { replacePrivateFile } from '../util/private-file.js';
+import { readRegularFile } from '../util/read-regular-file.js';
 
 /** The private directory of one `exec` run and the token file in it. */
 export interface TokenFile {
@@ -110,6 +111,59 @@ export function runtimeRootsIn(parents: readonly string[]): string[] {
   });
 }
 
+/**
+ * Where this user's runtime roots are found without a record: `XDG_RUNTIME_DIR` as `env` has it,
+ * `/run/user/<uid>` (where a login session's runtime directory is, whatever this run's environment
+ * says), the temporary directory as `env` has it and the usual ones (`/tmp`, `/var/tmp`, `/dev/shm`).
+ */
+export function usualRuntimeParents(env: NodeJS.ProcessEnv): string[] {
+  const candidates = [env.XDG_RUNTIME_DIR, tmpdir(), ...fixedRuntimeParents()];
+  return [...new Set(candidates.filter((dir): dir is string => dir !== undefined && dir !== ''))];
+}
+
+/** The places whatever any environment says: a login session's runtime directory and the system's temporary ones. */
+const fixedRuntimeParents = () => [`/run/user/${myUid(0)}`, '/tmp', '/var/tmp', '/dev/shm'];
+
+/** The record of other parents this user's runs used (a TMPDIR or XDG_RUNTIME_DIR of their own), in the root under /tmp. */
+function parentRecord(): string | undefined {
+  try {
+    return isSafeParent('/tmp') ? join(runtimeRootIn('/tmp'), 'parents') : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Records `parent` when it is none of the fixed places (fixedRuntimeParents), so that `exec --sandbox`
+ * run from another environment (cron, `su`, another TMPDIR) hides the roots in it too. Never throws.
+ */
+export function recordRuntimeParent(parent: string): void {
+  if (fixedRuntimeParents().includes(parent)) return;
+  const record = parentRecord();
+  const recorded = recordedRuntimeParents();
+  if (record === undefined || recorded.includes(parent)) return;
+  try {
+    // Parents gone since (a TMPDIR removed) are dropped as the record is written again.
+    const kept = [...recorded.filter((dir) => existsSync(dir)), parent];
+    replacePrivateFile(record, `${kept.join('\n')}\n`, `${record}.${randomBytes(6).toString('hex')}`);
+  } catch {
+    // Only the sandbox's reach depends on it, and the sandbox hides the usual places whatever it says.
+  }
+}
+
+/** The parents recordRuntimeParent recorded (absolute paths). Never throws. */
+export function recordedRuntimeParents(): string[] {
+  const record = parentRecord();
+  if (record === undefined) return [];
+  try {
+    return readRegularFile(record, 64 * 1024)
+      .split('\n')
+      .filter((line) => line.startsWith('/'));
+  } catch {
+    return [];
+  }
+}
+
 /** A private directory (0700) of one run's, and its removal (which never throws). */
 export interface PrivateDir {
   path: string;
@@ -118,11 +172,14 @@ export interface PrivateDir {
 
 /**
  * Creates a private directory (0700, mkdtemp: a new random name starting with `prefix`) in this
- * user's runtime root (runtimeRootIn) under privateParent(`env`). Throws what privateParent throws,
+ * user's runtime root (runtimeRootIn) under privateParent(`env`), that parent recorded when unusual
+ * (recordRuntimeParent). Throws what privateParent throws,
  * or the file system's error when the root cannot be made.
  */
 export function createPrivateDir(env: NodeJS.ProcessEnv, prefix: string): PrivateDir {
-  const path = mkdtempSync(join(runtimeRootIn(privateParent(env)), prefix));
+  const parent = privateParent(env);
+  recordRuntimeParent(parent);
+  const path = mkdtempSync(join(runtimeRootIn(parent), prefix));
   return {
     path,
     remove() {

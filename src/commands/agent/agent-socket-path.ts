@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { MmauthError } from '../../errors.js';
-import { isPrivateDirectory, myUid, privateParent } from '../../exec/token-file.js';
+import { isPrivateDirectory, myUid, privateParent, recordRuntimeParent } from '../../exec/token-file.js';
 import { replacePrivateFile } from '../../util/private-file.js';
 
 /** The file in the config directory that records where its agent listens when XDG_RUNTIME_DIR is unset. */
@@ -21,6 +21,8 @@ export const AGENT_RECORD = 'agent-socket';
  */
 export function defaultAgentSocket(env: NodeJS.ProcessEnv, configDir: string): string {
   const parent = privateParent(env);
+  // A parent none of the usual places: recorded, so that a sandbox started elsewhere hides it too.
+  recordRuntimeParent(parent);
   if (parent === env.XDG_RUNTIME_DIR) {
     const id = createHash('sha256').update(configDir).digest('hex').slice(0, 12);
     return join(parent, `mmauth-agent-${myUid(0)}`, `agent-${id}.sock`);

@@ -1,0 +1,144 @@
+/**
+ * `exec --sandbox`, what it reaches beyond the grant (attacks S4–S6): the user's other secrets in
+ * the environment, walls opened by a pattern (the home directory as a writable root, a config
+ * directory or runtime root under --allow-write, every host or loopback under --allow-host), and
+ * the token files of runs started from another environment (another XDG_RUNTIME_DIR, another
+ * TMPDIR). Each has its control: without --sandbox the route is open, so the test can fail.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { makeScratchDir, runCli, startCli } from '../support/cli.js';
+import { fileLogin } from '../support/file-login.js';
+import { until } from '../support/until.js';
+
+type Json = Record<string, any>;
+
+const SECRETS = {
+  GITHUB_TOKEN: 'ghp_outside-secret-1',
+  AWS_SECRET_ACCESS_KEY: 'aws-outside-secret-2',
+  NPM_TOKEN: 'npm-outside-secret-3',
+  my_db_password: 'db-outside-secret-4',
+  SERVICE_CREDENTIALS: 'cred-outside-secret-5',
+};
+
+describe("the user's other secrets stay outside the sandbox", () => {
+  it("GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY and every name with TOKEN, SECRET, KEY, PASSWORD or CREDENTIAL are held back; --pass-env lets one through; mmauth's own variables arrive (without --sandbox, the control, all pass)", async () => {
+    const { env } = await fileLogin();
+    const withSecrets = { ...env, ...SECRETS };
+    const cwd = makeScratchDir('env-cwd-', 0o755);
+    const control = await runCli(['exec', '--', 'env'], { env: withSecrets, cwd });
+    expect(control.code, control.stderr).toBe(0);
+    for (const value of Object.values(SECRETS)) expect(control.stdout).toContain(value);
+    const boxed = await runCli(['exec', '--sandbox', '--pass-env', 'NPM_TOKEN', '--verbose', '--', 'env'], {
+      env: withSecrets,
+      cwd,
+      timeoutMs: 30_000,
+    });
+    expect(boxed.code, boxed.stderr).toBe(0);
+    for (const [name, value] of Object.entries(SECRETS)) {
+      if (name === 'NPM_TOKEN') expect(boxed.stdout).toContain(`NPM_TOKEN=${value}`);
+      else expect(boxed.stdout, name).not.toContain(value);
+    }
+    expect(boxed.stdout).toMatch(/^MMAUTH_TOKEN=\S+$/m);
+    expect(boxed.stdout).toMatch(/^MMAUTH_TOKEN_FILE=\S+$/m);
+    // --verbose names what was held back (names only, never values).
+    expect(boxed.stderr).toMatch(/held back .*AWS_SECRET_ACCESS_KEY, GITHUB_TOKEN/);
+    expect(boxed.stderr).not.toContain('aws-outside-secret-2');
+  }, 60_000);
+});
+
+describe('a sandbox never opens its walls by a pattern', () => {
+  it.each([
+    ['the home directory as the working directory', 'home', []],
+    ['a directory above the home directory as the working directory', 'above-home', []],
+    ['--allow-write of the home directory', 'project', ['--allow-write', '$HOME']],
+    ['--allow-write of the config directory', 'project', ['--allow-write', '$CONFIG']],
+    ["--allow-write of this user's runtime root", 'project', ['--allow-write', '$RUNTIME']],
+    ["--allow-host '*'", 'project', ['--allow-host', '*']],
+    ['--allow-host 127.0.0.1:PORT', 'project', ['--allow-host', '127.0.0.1:8080']],
+    ['--allow-host localhost', 'project', ['--allow-host', 'localhost']],
+  ] as const)(
+    '%s: refused (usage, exit 2) before anything runs, the way out named',
+    async (_, where, flags) => {
+      const { env } = await fileLogin();
+      const above = makeScratchDir('victim-above-', 0o755);
+      const home = join(above, 'home');
+      const project = join(home, 'project');
+      mkdirSync(project, { recursive: true });
+      const runtime = join(makeScratchDir('victim-xdg-', 0o700), `mmauth-${process.getuid?.() ?? 0}`);
+      mkdirSync(runtime, { mode: 0o700 });
+      const marker = join(makeScratchDir('victim-marker-', 0o755), 'ran');
+      const values: Record<string, string> = {
+        $HOME: home,
+        $CONFIG: env.MMAUTH_CONFIG_DIR ?? '',
+        $RUNTIME: runtime,
+      };
+      const args = flags.map((flag) => values[flag] ?? flag);
+      const cwd = where === 'home' ? home : where === 'above-home' ? above : project;
+      const result = await runCli(['exec', '--sandbox', ...args, '--json', '--', 'touch', marker], {
+        env: { ...env, HOME: home, XDG_RUNTIME_DIR: join(runtime, '..') },
+        cwd,
+        timeoutMs: 30_000,
+      });
+      expect(result.code, result.stderr).toBe(2);
+      const error = (JSON.parse(result.stdout) as Json).error;
+      expect(error.code).toBe('usage');
+      expect(`${error.message} ${error.hint}`).toMatch(/project's directory|name each host/);
+      expect(existsSync(marker)).toBe(false);
+    },
+    60_000,
+  );
+
+  it('--allow-write of a directory that does not exist yet makes it (0700), and the child writes there', async () => {
+    const { env } = await fileLogin();
+    const cwd = makeScratchDir('victim-cwd-', 0o755);
+    const cache = join(makeScratchDir('victim-cache-', 0o755), 'npm-cache');
+    const result = await runCli(['exec', '--sandbox', '--allow-write', cache, '--', 'touch', join(cache, 'written')], {
+      env,
+      cwd,
+      timeoutMs: 30_000,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(existsSync(join(cache, 'written'))).toBe(true);
+  }, 60_000);
+});
+
+/** A plain `mmauth exec` in `extra`'s environment whose child reports its token file, then stays until the test ends. */
+async function execElsewhere(env: Record<string, string>, extra: Record<string, string>): Promise<string> {
+  const reported = join(makeScratchDir('elsewhere-', 0o755), 'token-file');
+  startCli(
+    [
+      'exec',
+      '--',
+      'sh',
+      '-c',
+      `printf %s "$MMAUTH_TOKEN_FILE" > ${reported}.tmp; mv ${reported}.tmp ${reported}; sleep 60`,
+    ],
+    { env: { ...env, ...extra }, timeoutMs: 60_000 },
+  );
+  await until(() => existsSync(reported), 20_000, 'the exec elsewhere to start');
+  return readFileSync(reported, 'utf8');
+}
+
+describe("every runtime root of this user is hidden, whatever the child's environment", () => {
+  it('token files of runs with another XDG_RUNTIME_DIR and another TMPDIR: unreadable from a sandboxed run without XDG_RUNTIME_DIR (readable without --sandbox, the control)', async () => {
+    const { env } = await fileLogin();
+    const xdg = makeScratchDir('victim-desktop-xdg-', 0o700);
+    const tmp = makeScratchDir('victim-other-tmp-', 0o700);
+    const fromDesktop = await execElsewhere(env, { XDG_RUNTIME_DIR: xdg });
+    const fromOtherTmp = await execElsewhere(env, { TMPDIR: tmp });
+    expect(fromDesktop.startsWith(xdg)).toBe(true);
+    expect(fromOtherTmp.startsWith(tmp)).toBe(true);
+    const script = `for f in "$@"; do cat "$f" 2>/dev/null || echo denied; done`;
+    const cwd = makeScratchDir('victim-cron-cwd-', 0o755);
+    const args = ['--', 'sh', '-c', script, 'sh', fromDesktop, fromOtherTmp];
+    const control = await runCli(['exec', ...args], { env, cwd, timeoutMs: 30_000 });
+    expect(control.code, control.stderr).toBe(0);
+    expect(control.stdout.split('\n').filter((line) => line === 'denied')).toEqual([]);
+    const boxed = await runCli(['exec', '--sandbox', ...args], { env, cwd, timeoutMs: 30_000 });
+    expect(boxed.code, boxed.stderr).toBe(0);
+    expect(boxed.stdout.trim().split('\n')).toEqual(['denied', 'denied']);
+    writeFileSync(join(cwd, 'done'), '');
+  }, 90_000);
+});
