@@ -76,6 +76,8 @@ export function buildProgram(ctx: AppContext, version: string, argv?: readonly s
   const program = new Command('mmauth')
     .description("Obtain, inspect and revoke OAuth 2.0 tokens for the mind-mapping service's HTTP API.")
     .version(isJsonVersion ? JSON.stringify({ schema_version: 1, version }) : version, '-V, --version')
+    // -V and --help of the program only before the command: after it, `--client-id -Vm9n…` is a value.
+    .enablePositionalOptions()
     .exitOverride()
     .showSuggestionAfterError()
     .configureOutput({

@@ -47,6 +47,8 @@ const DESCRIPTIVE_FIELDS = new Set([
 export function isSecretField(name: string): boolean {
   const folded = name.toLowerCase().replace(/[-_]/g, '');
   if (SECRET_FIELDS.has(folded)) return true;
+  // An error's name (`MmauthError: …`, `TokenError: …`) heads a message, never a secret.
+  if (folded.endsWith('error')) return false;
   return !DESCRIPTIVE_FIELDS.has(folded) && SECRET_NAME_PARTS.test(folded);
 }
 

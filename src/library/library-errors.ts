@@ -74,8 +74,19 @@ function cleanCause(cause: unknown, scrub: (text: string) => string, depth = 0):
   const next = cleanCause(cause.cause, scrub, depth + 1);
   const clean = new Error(scrub(cause.message), next === undefined ? undefined : { cause: next });
   clean.name = cause.name;
-  clean.stack = scrub(cause.stack ?? `${cause.name}: ${cause.message}`);
+  clean.stack = scrubStack(cause, clean.message, scrub);
   return clean;
+}
+
+/**
+ * `error`'s stack with `message` (already scrubbed) as its header and the frames scrubbed: the
+ * header is never read as a `Name: value` field (the whole message would go as a secret).
+ */
+function scrubStack(error: Error, message: string, scrub: (text: string) => string): string {
+  const header = `${error.name}: ${error.message}`;
+  const stack = error.stack ?? header;
+  const frames = stack.startsWith(header) ? stack.slice(header.length) : `\n${stack}`;
+  return `${error.name}: ${message}${scrub(frames)}`;
 }
 
 /**
@@ -111,6 +122,6 @@ export function toLibraryError(error: unknown, secrets?: SecretScrubber): Mmauth
   const thrown = LOGIN_REQUIRED_CODES.has(known.code)
     ? new LoginRequiredError(known.code, scrub(known.message), options)
     : new MmauthError(known.code, scrub(known.message), options);
-  if (thrown.stack !== undefined) thrown.stack = scrub(thrown.stack);
+  if (thrown.stack !== undefined) thrown.stack = scrubStack(thrown, thrown.message, scrub);
   return thrown;
 }

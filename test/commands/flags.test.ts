@@ -144,3 +144,19 @@ describe('buildProgram registers only the command argv names outright', () => {
     expect(names(['node', 'mmauth', 'client-credentials'])).toEqual(['client-credentials']);
   });
 });
+
+describe('a value that begins with a dash is a value where the option takes one', () => {
+  it.each<[string[], Record<string, unknown>]>([
+    [['client-credentials', '--client-id', '-Vm9nQ2x'], { clientId: '-Vm9nQ2x' }],
+    [['client-credentials', '--client-id=-Vm9nQ2x'], { clientId: '-Vm9nQ2x' }],
+    [['token', '--profile', '-Vx'], { profile: '-Vx' }],
+    [['token', '--profile', '-h'], { profile: '-h' }],
+  ])('%j', async (argv, expected) => {
+    expect(await optionsFor(argv)).toMatchObject(expected);
+  });
+
+  it('`mmauth -V` and `mmauth --version` still print the version', async () => {
+    for (const flag of ['-V', '--version'])
+      expect(await optionsFor([flag])).toMatchObject({ error: 'commander.version' });
+  });
+});

@@ -406,3 +406,15 @@ describe('login() and logout()', () => {
     expect((await getToken({ env })).accessToken).toBe(token.accessToken);
   });
 });
+
+describe("a library error's stack", () => {
+  it('begins with the whole message (the redaction takes no word of it), its own and through the library', async () => {
+    const { MmauthError } = await import('../../src/index.js');
+    const made = new MmauthError('store_malformed', 'config file /tmp/x/config.json is not valid JSON');
+    expect(made.stack?.split('\n')[0]).toBe('MmauthError: config file /tmp/x/config.json is not valid JSON');
+    const { toLibraryError } = await import('../../src/library/library-errors.js');
+    const thrown = toLibraryError(made);
+    expect(thrown.stack?.split('\n')[0]).toBe('MmauthError: config file /tmp/x/config.json is not valid JSON');
+    expect(thrown.message).toBe('config file /tmp/x/config.json is not valid JSON');
+  });
+});
