@@ -167,7 +167,11 @@ async function runExecProxied(
 ): Promise<void> {
   const out = await ctx.output();
   const { startProfileProxy } = await import('./proxy.js');
-  const proxy = await startProfileProxy({ ...options, port: 0 }, ctx, out);
+  // MMAUTH_API_URL carries a per-run secret (its first path segment), on no command line: the
+  // child's peer check alone would let in whoever drives the sandbox engine's proxy (decisions 67).
+  const { randomBytes } = await import('node:crypto');
+  const pathSecret = randomBytes(24).toString('base64url');
+  const proxy = await startProfileProxy({ ...options, port: 0, pathSecret }, ctx, out);
   try {
     const policy = sandbox?.policyFor([proxy.url], [dirname(proxy.socketPath)]);
     if (policy !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(policy)}`);

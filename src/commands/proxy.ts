@@ -17,6 +17,8 @@ export interface ProxyOptions extends UsableTokenOptions {
   allowMethods?: string;
   /** Path prefixes a program may reach. */
   allowPaths?: string[];
+  /** `exec --proxy`: the per-run secret every request over TCP begins its path with (never a flag). */
+  pathSecret?: string;
 }
 
 /**

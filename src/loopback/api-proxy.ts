@@ -4,7 +4,7 @@ import { urlToHttpOptions } from 'node:url';
 import { sendWithToken, type RequestTokens } from '../http/authenticated-request.js';
 import { readCappedBody } from '../util/read-capped-body.js';
 import { methodOverride } from './method-override.js';
-import { isAllowedPath, isAmbiguousPath } from './proxy-path.js';
+import { isAllowedPath, isAmbiguousPath, withoutSecret } from './proxy-path.js';
 import { isViaUnixSocket, listenForProxy } from './proxy-listeners.js';
 
 /** What one forwarded request was, for `--verbose`: never a token. */
@@ -31,6 +31,12 @@ export interface ApiProxyOptions {
   /** Path prefixes a program may reach; undefined: any. */
   allowPaths?: readonly string[] | undefined;
   onRequest?: ((request: ProxiedRequest) => void) | undefined;
+  /**
+   * A per-run secret every request over TCP must begin its path with (`/SECRET/api/…`, stripped
+   * before forwarding; decisions 67): a peer of this user's is not enough, since a sandbox
+   * engine's proxy connects as the user for whoever holds its credentials. The URL returned holds it.
+   */
+  pathSecret?: string | undefined;
 }
 
 /** The most of a request body buffered so that it can be replayed after a 401 (`api`'s cap). */
@@ -127,7 +133,8 @@ export async function startApiProxy(
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const startedMs = Date.now();
     const method = req.method ?? 'GET';
-    const target = req.url ?? '/';
+    const target = withoutSecret(req.url ?? '/', isViaUnixSocket(req) ? undefined : options.pathSecret);
+    if (target === undefined) return refuse(res, 404, 'not_found', 'no such path on this proxy');
     if (!isViaUnixSocket(req) && !hosts.has(String(req.headers.host ?? '').toLowerCase())) {
       return refuse(res, 403, 'forbidden_host', 'this proxy answers only to its own address');
     }
@@ -227,7 +234,7 @@ export async function startApiProxy(
   );
   hosts = new Set([`127.0.0.1:${listeners.port}`, `localhost:${listeners.port}`]);
   return {
-    url: `http://127.0.0.1:${listeners.port}`,
+    url: `http://127.0.0.1:${listeners.port}${options.pathSecret === undefined ? '' : `/${options.pathSecret}`}`,
     socketPath: listeners.socketPath,
     close: async () => {
       await listeners.close();

@@ -1,10 +1,17 @@
+import { isSameSecret } from '../util/constant-time.js';
+
 /**
  * Which request paths the API proxy sends on (attacks P2, P11, P12): one reading of a path that
  * every server in front of the service agrees on, and `--allow-paths` matched on whole segments.
  */
 
-/** A dot segment (`.`, `..`, also `%2e`-encoded, also before a `;` parameter) between slashes (also `%2f`). */
-const DOT_SEGMENT = /(^|\/|%2f)(\.|%2e){1,2}(;[^/]*)?(\/|%2f|$)/i;
+/**
+ * A dot segment (`.`, `..`, also `%2e`-encoded, also before a `;` parameter) between slashes (also
+ * `%2f`), also with whitespace or control characters around it (`..%20`, `..%09`, `%0a..`: servers
+ * that trim a segment read it as `..`).
+ */
+const DOT_SEGMENT =
+  /(^|\/|%2f)(%[01][0-9a-f]|%20|%7f|[\s\x00-\x1f\x7f])*(\.|%2e){1,2}(%[01][0-9a-f]|%20|%7f|[\s\x00-\x1f\x7f])*(;[^/]*)?(\/|%2f|$)/i;
 
 /** A backslash, which WHATWG URL and IIS read as a slash (also `%5c`). */
 const BACKSLASH = /\\|%5c/i;
@@ -68,4 +75,19 @@ export function allowedPathsProblem(prefixes: readonly string[]): string | undef
     if (isAmbiguousPath(prefix)) return `"${prefix}" holds a dot segment or a backslash`;
   }
   return undefined;
+}
+
+/**
+ * The request target without the per-run secret segment (`/SECRET/rest` → `/rest`, `/SECRET?q` →
+ * `/?q`), compared in constant time; undefined when it does not begin with it. `secret` undefined:
+ * the target as it is.
+ */
+export function withoutSecret(target: string, secret: string | undefined): string | undefined {
+  if (secret === undefined) return target;
+  const given = target.slice(1, 1 + secret.length);
+  const rest = target.slice(1 + secret.length);
+  if (!target.startsWith('/') || !isSameSecret(given, secret)) return undefined;
+  if (rest === '') return '/';
+  if (rest.startsWith('?')) return `/${rest}`;
+  return rest.startsWith('/') ? rest : undefined;
 }

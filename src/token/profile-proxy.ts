@@ -21,7 +21,7 @@ export interface RunningProxy {
 
 /** What serveProfileApi takes: the token's options, the port, and what a program may reach. */
 export interface ProfileApiOptions
-  extends UsableTokenOptions, Pick<ApiProxyOptions, 'allowMethods' | 'allowPaths' | 'onRequest'> {
+  extends UsableTokenOptions, Pick<ApiProxyOptions, 'allowMethods' | 'allowPaths' | 'onRequest' | 'pathSecret'> {
   /** Port on 127.0.0.1; 0 for a free one. */
   port: number;
 }
@@ -50,6 +50,7 @@ export async function serveProfileApi(options: ProfileApiOptions, ctx: AppContex
     allowMethods: options.allowMethods,
     allowPaths: options.allowPaths,
     onRequest: options.onRequest,
+    pathSecret: options.pathSecret,
   }).catch(async (error: unknown) => {
     // A port another program holds (`port_in_use`): nothing keeps running, nothing is left behind.
     await keeper.stop();

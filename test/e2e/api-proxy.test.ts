@@ -180,8 +180,9 @@ describe('mmauth exec --proxy', () => {
       );
       expect(presented.size).toBeGreaterThanOrEqual(4);
       const memory = readFileSync(heap, 'utf8');
-      // The control: what the child did hold (the proxy's address, from its environment) is in the snapshot.
-      expect(memory).toContain(/MMAUTH_API_URL=(\S+?)\0/.exec(seen.environ)?.[1] ?? 'missing');
+      // The control: what the child did hold (the proxy's origin, which its HTTP client keeps) is in the snapshot.
+      const apiUrl = /MMAUTH_API_URL=(\S+?)\0/.exec(seen.environ)?.[1] ?? 'http://missing/missing';
+      expect(memory).toContain(new URL(apiUrl).origin);
       const stored = (readConfig(configDir) as Json).profiles.default.token;
       for (const token of [stored.access_token, stored.refresh_token, ...presented]) {
         expect(seen.environ).not.toContain(token);

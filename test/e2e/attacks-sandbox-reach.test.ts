@@ -142,3 +142,32 @@ describe("every runtime root of this user is hidden, whatever the child's enviro
     writeFileSync(join(cwd, 'done'), '');
   }, 90_000);
 });
+
+describe("mmauth's endpoints for a child need a per-run secret, not just the user's uid", () => {
+  it("exec --proxy: a request of this user (as the sandbox engine's proxy makes for whoever holds its credentials) without the secret path segment gets 404 and reaches nothing; the child's MMAUTH_API_URL works", async () => {
+    const { emulator, env } = await fileLogin();
+    const reported = join(makeScratchDir('victim-proxy-', 0o755), 'url');
+    startCli(
+      [
+        'exec',
+        '--proxy',
+        '--',
+        'sh',
+        '-c',
+        `printf %s "$MMAUTH_API_URL" > ${reported}.tmp; mv ${reported}.tmp ${reported}; sleep 60`,
+      ],
+      { env, timeoutMs: 60_000 },
+    );
+    await until(() => existsSync(reported), 20_000, 'the exec --proxy child to start');
+    const apiUrl = new URL(readFileSync(reported, 'utf8'));
+    expect(apiUrl.pathname).toMatch(/^\/[\w-]{32,}$/);
+    const before = emulator.requests.filter((request) => request.url === '/api/me').length;
+    for (const path of ['/api/me', `/${apiUrl.pathname.slice(2)}/api/me`, `${apiUrl.pathname}x/api/me`]) {
+      const answer = await fetch(`${apiUrl.origin}${path}`);
+      expect(answer.status, path).toBe(404);
+    }
+    expect(emulator.requests.filter((request) => request.url === '/api/me').length).toBe(before);
+    const allowed = await fetch(`${apiUrl.href}/api/me`);
+    expect(allowed.status).toBe(200);
+  }, 60_000);
+});

@@ -144,6 +144,9 @@ if (targets.apiPort !== undefined) {
   got.api = await reaches(targets.apiPort, '/api/me', token === undefined ? {} : { authorization: `Bearer ${token}` });
 }
 if (process.env.MMAUTH_API_URL !== undefined)
-  got.apiViaProxy = await reaches(Number(new URL(process.env.MMAUTH_API_URL).port), '/api/me');
+  got.apiViaProxy = await reaches(
+    Number(new URL(process.env.MMAUTH_API_URL).port),
+    `${new URL(process.env.MMAUTH_API_URL).pathname.replace(/\/$/, '')}/api/me`,
+  );
 console.log(JSON.stringify(got));
 process.exit(0);

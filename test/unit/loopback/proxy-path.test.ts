@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { allowedPathsProblem, isAllowedPath, isAmbiguousPath } from '../../../src/loopback/proxy-path.js';
+import {
+  allowedPathsProblem,
+  isAllowedPath,
+  isAmbiguousPath,
+  withoutSecret,
+} from '../../../src/loopback/proxy-path.js';
 
 describe('isAmbiguousPath', () => {
   it.each([
@@ -24,6 +29,12 @@ describe('isAmbiguousPath', () => {
     '/api/%e2%80%a4%e2%80%a4/x',
     '/api/．．/x',
     '/api/%ef%bc%bcx',
+    '/api/..%20/x',
+    '/api/..%09/x',
+    '/api/..%0a/x',
+    '/api/..%0D/x',
+    '/api/%20../x',
+    '/api/.%2e%7f/x',
   ])('%s is ambiguous: a server may resolve it to another path', (path) => expect(isAmbiguousPath(path)).toBe(true));
   it.each(['/', '/api/me', '/api/.hidden', '/a..b', '/api/v1.2/x', '/api/me.json', '/api/%2e%2ex', '/api/%2Fx'])(
     '%s is a plain path',
@@ -51,4 +62,19 @@ describe('allowedPathsProblem', () => {
     expect(allowedPathsProblem(prefixes)).toBeDefined(),
   );
   it('accepts paths', () => expect(allowedPathsProblem(['/api/maps', '/api/me/'])).toBeUndefined());
+});
+
+describe('withoutSecret', () => {
+  const secret = 's3cr3t-segment-of-the-run';
+  it.each([
+    [`/${secret}/api/me`, '/api/me'],
+    [`/${secret}`, '/'],
+    [`/${secret}/`, '/'],
+    [`/${secret}?q=1`, '/?q=1'],
+    ['/api/me', undefined],
+    [`/${secret}x/api/me`, undefined],
+    [`/${secret.slice(1)}/api/me`, undefined],
+    [`//${secret}/api/me`, undefined],
+  ])('%s → %s', (target, expected) => expect(withoutSecret(target, secret)).toBe(expected));
+  it('without a secret, the target as it is', () => expect(withoutSecret('/api/me', undefined)).toBe('/api/me'));
 });
