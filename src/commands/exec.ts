@@ -5,6 +5,7 @@ import { MmauthError } from '../errors.js';
 import { withRenewalOptions, withTokenOptions } from './options.js';
 import type { UsableTokenOptions } from '../token/usable-token.js';
 import type { PreparedSandbox } from '../exec/sandbox-plan.js';
+import type { Output } from '../ui/output.js';
 
 /** Options of `mmauth exec`. */
 export interface ExecOptions extends UsableTokenOptions {
@@ -90,7 +91,7 @@ function childEnvironment(
   // Secret-looking variables of the user's stay outside the sandbox; mmauth's own are added after.
   for (const name of sandbox?.heldBackEnv ?? []) delete parent[name];
   const unset = sandbox?.unsetEnv ?? [];
-  const child: NodeJS.ProcessEnv = { ...parent, ...added };
+  const child: NodeJS.ProcessEnv = { ...parent, ...sandbox?.addedEnv, ...added };
   delete child.MMAUTH_CLIENT_SECRET;
   delete child.MMAUTH_TOKEN;
   if (added.MMAUTH_TOKEN !== undefined) child.MMAUTH_TOKEN = added.MMAUTH_TOKEN;
@@ -146,12 +147,33 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
       const env = childEnvironment(ctx.env, supply.variables, sandbox);
       const { runChild } = await import('../exec/run-child.js');
       ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), supply.dir, policy));
+      reportRunsLater(sandbox?.review(), out);
     } finally {
       await supply.stop();
     }
   } finally {
     sandbox?.remove();
   }
+}
+
+/**
+ * Says on stderr what the sandboxed child left that would run later (moved aside) and which files
+ * the user runs on purpose it created or changed (decisions 64); nothing when it touched none.
+ */
+function reportRunsLater(review: ReturnType<PreparedSandbox['review']>, out: Output): void {
+  for (const { path, movedTo } of review?.neutralised ?? []) {
+    out.warn(
+      movedTo === ''
+        ? `the sandboxed child planted ${path}, which git, a shell or mmauth would run later, and it could not be moved: remove it before you work there`
+        : `the sandboxed child planted ${path}, which git, a shell or mmauth would run later: moved aside to ${movedTo}`,
+    );
+  }
+  const changed = review?.changed ?? [];
+  if (changed.length === 0) return;
+  out.warn(
+    `the sandboxed child changed what runs when you next work there (make, npm, direnv, CI): review before running`,
+  );
+  for (const path of changed) out.instruct(`  ${path}`);
 }
 
 /**
@@ -179,6 +201,7 @@ async function runExecProxied(
     const env = childEnvironment(ctx.env, variables, sandbox);
     const { runChild } = await import('../exec/run-child.js');
     ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), '', policy));
+    reportRunsLater(sandbox?.review(), out);
   } finally {
     await proxy.close();
   }

@@ -2,6 +2,8 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { MmauthError } from '../errors.js';
 import { assertEngineCanRun } from './sandbox-engine.js';
+import { enginePlaceholders, gitExcludingPlaceholders } from './engine-placeholders.js';
+import { reviewRunsLater, scanRunsLater, type RunsLaterReview, type RunsLaterScan } from './runs-later.js';
 import {
   createPrivateDir,
   isSafeParent,
@@ -41,6 +43,13 @@ export interface PreparedSandbox {
   unsetEnv: readonly string[];
   /** The parent's variables held back because their names look secret (heldBackVariables), before mmauth adds its own. */
   heldBackEnv: readonly string[];
+  /**
+   * After the child exited: what it left that runs later, moved aside, and the on-purpose files it
+   * changed (reviewRunsLater over the scan policyFor made); undefined before policyFor.
+   */
+  review(): RunsLaterReview | undefined;
+  /** Variables added to the child's environment: git told to ignore the engine's placeholders. */
+  addedEnv: Readonly<Record<string, string>>;
 }
 
 /**
@@ -99,9 +108,17 @@ export function prepareSandbox(
   }
   assertWallsKept(additions, where);
   const tmpDir = createPrivateDir(where.env, 'mmauth-sandbox-');
+  // The writable roots a child's plant could run later from: the working directory and each --allow-write.
+  const roots = [
+    ...new Set([where.cwd, ...(additions.allowWrite ?? [])].map((dir) => realPath(resolve(where.cwd, dir)))),
+  ];
+  let scan: RunsLaterScan | undefined;
   return {
+    review: () => (scan === undefined ? undefined : reviewRunsLater(roots, scan)),
     policyFor(egressUrls, ownDirs) {
+      scan = scanRunsLater(roots);
       return sandboxPolicy({
+        walled: scan.walled,
         cwd: where.cwd,
         tmpDir: tmpDir.path,
         configDirs: where.configDirs.filter((dir) => existsSync(dir)),
@@ -117,6 +134,7 @@ export function prepareSandbox(
     remove: () => tmpDir.remove(),
     unsetEnv: [...SANDBOX_UNSET_ENV, 'MMAUTH_TOKEN_SOCKET', 'MMAUTH_API_SOCKET'],
     heldBackEnv: heldBackVariables(where.env, additions.passEnv ?? []),
+    addedEnv: gitExcludingPlaceholders(enginePlaceholders(where.cwd), tmpDir.path, where.env),
   };
 }
 

@@ -113,6 +113,8 @@ export interface SandboxPolicyInput {
   /** The mode's endpoints (URLs) and --allow-host entries. */
   egressUrls: string[];
   allowHosts: string[];
+  /** What runs later and exists in the writable roots (scanRunsLater): never written. */
+  walled?: string[];
 }
 
 /**
@@ -127,10 +129,13 @@ export function sandboxPolicy(input: SandboxPolicyInput): SandboxPolicy {
     // Only files that exist: a mount point for an absent one would be made on the host, where every
     // mmauth run in that directory would meet an empty directory file while the child runs. A new
     // one the child plants counts only once approved (mmauth profile trust).
-    denyWrite: allowWrite.flatMap((root) => [
-      ...(existsSync(join(root, '.mmauth-profile')) ? [join(root, '.mmauth-profile')] : []),
-      join(root, '**', '.mmauth-profile'),
-    ]),
+    denyWrite: [
+      ...allowWrite.flatMap((root) => [
+        ...(existsSync(join(root, '.mmauth-profile')) ? [join(root, '.mmauth-profile')] : []),
+        join(root, '**', '.mmauth-profile'),
+      ]),
+      ...new Set(input.walled ?? []),
+    ],
     denyRead: unique([
       ...input.configDirs,
       ...(input.home === undefined ? [] : keyringPaths(input.home)),

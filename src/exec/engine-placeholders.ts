@@ -1,0 +1,64 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * What the sandbox engine walls in the working directory whether or not it exists (sandbox-runtime
+ * 0.0.83's DANGEROUS_FILES and dangerous directories): where one is absent, the engine makes an
+ * empty placeholder on the host to mount over, which is no regular file and which `git add -A`
+ * refuses ("can only add regular files").
+ */
+const ENGINE_DENIED_NAMES = [
+  '.gitconfig',
+  '.gitmodules',
+  '.bashrc',
+  '.bash_profile',
+  '.zshrc',
+  '.zprofile',
+  '.profile',
+  '.ripgreprc',
+  '.mcp.json',
+  '.vscode',
+  '.idea',
+  '.claude/commands',
+  '.claude/agents',
+];
+
+/** The engine's placeholders a run in `cwd` will meet: its denied names that are absent there now. */
+export function enginePlaceholders(cwd: string): string[] {
+  return ENGINE_DENIED_NAMES.filter((name) => !existsSync(join(cwd, name)));
+}
+
+/**
+ * Git configuration (GIT_CONFIG_COUNT and its pairs, continuing any the environment has) that keeps
+ * `placeholders` out of git inside the sandbox: a core.excludesFile in `tmpDir` holding the user's
+ * own global excludes (`$XDG_CONFIG_HOME/git/ignore`, else `~/.config/git/ignore`) and the
+ * placeholders, so that neither `git status` lists them nor `git add -A` trips on them. Empty when
+ * there are none. Never throws: an excludes file it cannot write leaves git as it was.
+ */
+export function gitExcludingPlaceholders(
+  placeholders: readonly string[],
+  tmpDir: string,
+  env: NodeJS.ProcessEnv,
+): Record<string, string> {
+  if (placeholders.length === 0) return {};
+  const configHome = env.XDG_CONFIG_HOME || (env.HOME === undefined ? undefined : join(env.HOME, '.config'));
+  let own = '';
+  try {
+    if (configHome !== undefined) own = readFileSync(join(configHome, 'git', 'ignore'), 'utf8');
+  } catch {
+    own = '';
+  }
+  const file = join(tmpDir, 'git-excludes');
+  try {
+    writeFileSync(file, `${own}\n${placeholders.map((name) => `**/${name}`).join('\n')}\n`, { mode: 0o600 });
+  } catch {
+    return {};
+  }
+  const given = Number(env.GIT_CONFIG_COUNT ?? '0');
+  const count = Number.isInteger(given) && given >= 0 ? given : 0;
+  return {
+    GIT_CONFIG_COUNT: String(count + 1),
+    [`GIT_CONFIG_KEY_${count}`]: 'core.excludesFile',
+    [`GIT_CONFIG_VALUE_${count}`]: file,
+  };
+}

