@@ -1,3 +1,4 @@
+import type { ProfileStore } from '../store/profile-store.js';
 import { isMmauthError, type MmauthError } from '../errors.js';
 import type { ServerConfiguration } from '../oauth/server-configuration.js';
 
@@ -35,4 +36,31 @@ export async function retireChain(
 export function withoutRetired(chain: readonly string[] | undefined, done: readonly string[]): string[] | undefined {
   const left = (chain ?? []).filter((token) => !done.includes(token));
   return left.length === 0 ? undefined : left;
+}
+
+/**
+ * Presents `chain` (retireChain) and removes what reached the server from the profile's record,
+ * under the lock; the record is left as it is when nothing did. Returns what retireChain returns.
+ */
+export async function settleChain(
+  server: ServerConfiguration,
+  chain: readonly string[],
+  target: { profileName: string; store: ProfileStore },
+): Promise<{ left: string[]; failure: MmauthError | undefined }> {
+  const settled = await retireChain(server, chain);
+  const { left } = settled;
+  const done = chain.filter((token) => !left.includes(token));
+  if (done.length > 0) {
+    // Only the same profile, and only while it still owes these links: a profile renamed, removed or
+    // replaced meanwhile is left as it is (attacks N17; a link still recorded elsewhere is presented again later).
+    await target.store.update(
+      target.profileName,
+      (current) =>
+        current.chainToRetire?.some((token) => done.includes(token)) === true
+          ? { ...current, chainToRetire: withoutRetired(current.chainToRetire, done) }
+          : current,
+      { mustExist: true },
+    );
+  }
+  return settled;
 }

@@ -19,12 +19,19 @@ export function renewalMarginS(token: Pick<StoredToken, 'obtainedAt' | 'expiresA
 }
 
 /**
- * When a token goes stale, in epoch ms: its expiry less renewalMarginS; undefined for no expiry.
+ * When a token goes stale, in epoch ms: its expiry less renewalMarginS (a shared token: less only
+ * `minTtlS`); undefined for no expiry.
  * isFresh and exec's renewal timer both use it, so they never disagree (a timer that fires while
  * the token still counts as fresh would re-arm at once).
  */
-export function staleAtMs(token: Pick<StoredToken, 'obtainedAt' | 'expiresAt'>, minTtlS: number): number | undefined {
+export function staleAtMs(
+  token: Pick<StoredToken, 'obtainedAt' | 'expiresAt' | 'isShared'>,
+  minTtlS: number,
+): number | undefined {
   if (token.expiresAt === undefined) return undefined;
+  // A token the server hands back on renewal (decisions 70): no renewal before its own expiry, which
+  // would only return it again with less life left.
+  if (token.isShared === true) return Date.parse(token.expiresAt) - minTtlS * 1000;
   return Date.parse(token.expiresAt) - renewalMarginS(token, minTtlS) * 1000;
 }
 
@@ -33,7 +40,11 @@ export function staleAtMs(token: Pick<StoredToken, 'obtainedAt' | 'expiresAt'>, 
  * issued lifetime)) left (staleAtMs, to the millisecond), so that a server issuing short tokens
  * does not make every call renew. A token with no expiry always is.
  */
-export function isFresh(token: Pick<StoredToken, 'obtainedAt' | 'expiresAt'>, nowMs: number, minTtlS: number): boolean {
+export function isFresh(
+  token: Pick<StoredToken, 'obtainedAt' | 'expiresAt' | 'isShared'>,
+  nowMs: number,
+  minTtlS: number,
+): boolean {
   const at = staleAtMs(token, minTtlS);
   if (at === undefined) return true;
   if (judgeStoredToken(token, nowMs) === 'expired') return false;

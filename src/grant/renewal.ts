@@ -10,7 +10,9 @@ import type { Profile, StoredToken } from '../store/profile.js';
 import type { ProfileStore } from '../store/profile-store.js';
 import { hasFollowers } from '../store/token-followers.js';
 import { judgeStoredToken } from '../store/token-state.js';
-import { retireChain, withoutRetired } from './chain.js';
+import { settleChain } from './chain.js';
+
+export { settleChain } from './chain.js';
 import { isSecretForClient } from './credential-binding.js';
 import { keptReplacedTokens } from './replaced-tokens.js';
 import { toStoredToken } from './token-record.js';
@@ -190,7 +192,10 @@ async function renewOnce(
       }
       throw error;
     }
-    const next = toStoredToken(response, token.grant, ctx.nowMs(), token.scope ?? current.scope ?? 'service');
+    const minted = toStoredToken(response, token.grant, ctx.nowMs(), token.scope ?? current.scope ?? 'service');
+    // The same access token back (reuse_access_token), or a server known to do so: a shared token (decisions 70).
+    const isShared = minted.accessToken === token.accessToken || token.isShared === true;
+    const next = isShared ? { ...minted, isShared: true } : minted;
     // RFC 6749 §6: a server that issues no new refresh token leaves the old one valid.
     renewed =
       next.refreshToken === undefined && kind === 'refresh_token'
@@ -217,33 +222,6 @@ async function renewOnce(
     await settleChain(server, chain, target);
   }
   return renewed;
-}
-
-/**
- * Presents `chain` (retireChain) and removes what reached the server from the profile's record,
- * under the lock; the record is left as it is when nothing did. Returns what retireChain returns.
- */
-export async function settleChain(
-  server: ServerConfiguration,
-  chain: readonly string[],
-  target: Pick<RenewalTarget, 'profileName' | 'store'>,
-): Promise<{ left: string[]; failure: MmauthError | undefined }> {
-  const settled = await retireChain(server, chain);
-  const { left } = settled;
-  const done = chain.filter((token) => !left.includes(token));
-  if (done.length > 0) {
-    // Only the same profile, and only while it still owes these links: a profile renamed, removed or
-    // replaced meanwhile is left as it is (attacks N17; a link still recorded elsewhere is presented again later).
-    await target.store.update(
-      target.profileName,
-      (current) =>
-        current.chainToRetire?.some((token) => done.includes(token)) === true
-          ? { ...current, chainToRetire: withoutRetired(current.chainToRetire, done) }
-          : current,
-      { mustExist: true },
-    );
-  }
-  return settled;
 }
 
 /** `token_expired` (exit 4) for a token nothing can renew; the failure map names the next step. */

@@ -118,6 +118,7 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
       expiresAt: instant(optionalString(t, 'expires_at', `${where}.token`), `${where}.token.expires_at`),
       refreshToken: word(secretField(t, 'refreshToken', `${where}.token`, sealing), `${where}.token.refresh_token`),
       verifiedAt: instant(optionalString(t, 'verified_at', `${where}.token`), `${where}.token.verified_at`),
+      ...(t.shared === true ? { isShared: true } : {}),
     };
   }
   const lastGrant = isRecord(json.token) ? json.token.grant : json.last_grant;
@@ -231,6 +232,7 @@ export function serializeProfile(
     if (t.scope !== undefined) token.scope = t.scope;
     if (t.expiresAt !== undefined) token.expires_at = t.expiresAt;
     if (t.verifiedAt !== undefined) token.verified_at = t.verifiedAt;
+    if (t.isShared === true) token.shared = true;
     if (t.refreshToken !== undefined && sealed === undefined) token.refresh_token = t.refreshToken;
     if (sealed !== undefined && accessTokenRef !== undefined) token.access_token_ref = accessTokenRef;
     out.token = token;

@@ -46,6 +46,7 @@ export function listProfile(json: unknown, where: string): ListedProfile {
             plainAccessToken: sealed === undefined ? token.accessToken : undefined,
             accessTokenRef: accessTokenRefOf(json),
             hasRefreshToken: token.refreshToken !== undefined,
+            ...(token.isShared === true ? { isShared: true } : {}),
           },
     hasClientSecret: clientSecret !== undefined,
     hasPendingLogin: pendingLogin !== undefined,

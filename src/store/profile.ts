@@ -30,6 +30,11 @@ export interface StoredToken {
   refreshToken?: string | undefined;
   /** When token info last accepted it for `token --verify`, ISO 8601 (at most one check a minute). */
   verifiedAt?: string | undefined;
+  /**
+   * The server hands this token back when asked to renew it (Doorkeeper's `reuse_access_token`):
+   * a shared token, renewed no more than once per lifetime, once it has expired (decisions 70).
+   */
+  isShared?: boolean | undefined;
 }
 
 /** A named set of settings plus at most one token. */
