@@ -37,6 +37,7 @@ async function report(
   ctx: AppContext,
   context: FailureContext,
   flags: { isVerbose: boolean; isJson: boolean; isHelperForm?: boolean },
+  argv: readonly string[] = [],
 ): Promise<number> {
   const out = await ctx.output();
   const printJson = (failure: FailureReport) => {
@@ -63,7 +64,11 @@ async function report(
       const message = error.message.replace(/^error:\s*/, '');
       // An unknown word without a suggestion: say where the list is (a typo already got "Did you mean").
       const isLost = error.code === 'commander.unknownCommand' && !/Did you mean/.test(error.message);
-      if (isLost) out.info('  see `mmauth --help` for the commands');
+      // gh's spelling (`gh auth login`): mmauth's commands stand at the top.
+      const isGhSpelling = isLost && argv.slice(2).find((word) => !word.startsWith('-')) === 'auth';
+      if (isGhSpelling)
+        out.info("  mmauth's commands need no `auth`: mmauth login, mmauth status, mmauth token, mmauth logout");
+      else if (isLost) out.info('  see `mmauth --help` for the commands');
       printJson({
         code: 'usage',
         message,
@@ -150,12 +155,18 @@ export async function main(argv: string[], version: string): Promise<never> {
       const context = await failureContextFor(run, ctx);
       // `api` prints the server's body, never a document of its own: it has no --json.
       const isJson = run.command !== 'api' && (run.options.json === true || argv.includes('--json'));
-      exitCode = await report(error, ctx, context, {
-        isVerbose: isVerbose({ verbose: argv.includes('--verbose') }, ctx.env),
-        isJson,
-        // `header --json`'s stdout is a header map: on failure it stays empty.
-        isHelperForm: run.command === 'header',
-      });
+      exitCode = await report(
+        error,
+        ctx,
+        context,
+        {
+          isVerbose: isVerbose({ verbose: argv.includes('--verbose') }, ctx.env),
+          isJson,
+          // `header --json`'s stdout is a header map: on failure it stays empty.
+          isHelperForm: run.command === 'header',
+        },
+        argv,
+      );
     }
   }
   if (signalledCode !== undefined) exitCode = signalledCode;

@@ -44,15 +44,24 @@ export function assertEngineCanRun(env: NodeJS.ProcessEnv, platform: NodeJS.Plat
 
 type Engine = typeof import('@anthropic-ai/sandbox-runtime').SandboxManager;
 
-/** The engine, imported now (it is no part of any other command); `sandbox_unavailable` when this Node cannot load it. */
+/**
+ * The engine, imported now (it is no part of any other command); `sandbox_unavailable` when it
+ * cannot load: its package missing (reason `package_missing`: reinstall mmauth), else this Node
+ * (reason `node`).
+ */
 async function loadEngine(): Promise<Engine> {
   try {
     return (await import('@anthropic-ai/sandbox-runtime')).SandboxManager;
   } catch (error) {
-    throw unavailable(
-      `the sandbox engine does not load on Node ${process.versions.node} (${error instanceof Error ? error.message : String(error)})`,
-      'node',
-    );
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+    const isMissing = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+    const why = error instanceof Error ? error.message : String(error);
+    throw isMissing
+      ? unavailable(
+          `the sandbox engine's package, @anthropic-ai/sandbox-runtime, is not installed (${why})`,
+          'package_missing',
+        )
+      : unavailable(`the sandbox engine does not load on Node ${process.versions.node} (${why})`, 'node');
   }
 }
 

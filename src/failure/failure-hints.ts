@@ -79,6 +79,8 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
         return `install ${details.packages ?? 'bubblewrap socat ripgrep'} (Debian and Ubuntu: apt install ${details.packages ?? 'bubblewrap socat ripgrep'}); mmauth doctor says whether --sandbox works here`;
       }
       if (details.reason === 'platform') return 'run it on Linux or macOS, or run the program without --sandbox';
+      if (details.reason === 'package_missing')
+        return 'reinstall mmauth (npm install -g mmauth, or npm ci in a clone): the sandbox engine comes with it';
       if (details.reason === 'node')
         return 'run mmauth on Node 22 or 24 (the sandbox engine supports Node 22.12 and later)';
       return 'make sure unprivileged user namespaces are allowed (bubblewrap needs them); mmauth doctor says whether --sandbox works here';

@@ -30,6 +30,7 @@ const LIBRARY_HINTS: Partial<Record<ErrorCode, string>> = {
   refresh_refused: 'the server no longer accepts the grant: sign in again with mmauth login',
   token_expired: 'sign in again: mmauth login',
   credentials_lost: 'store them again: mmauth login (or mmauth client-credentials)',
+  client_secret_required: "give the client's secret: the clientSecret option, or MMAUTH_CLIENT_SECRET",
 };
 
 /** The command line's flags a message may name, and the library's option for each. */

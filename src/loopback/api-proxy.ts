@@ -4,7 +4,8 @@ import { urlToHttpOptions } from 'node:url';
 import { sendWithToken, type RequestTokens } from '../http/authenticated-request.js';
 import { readCappedBody } from '../util/read-capped-body.js';
 import { methodOverride } from './method-override.js';
-import { isAllowedPath, isAmbiguousPath, withoutSecret } from './proxy-path.js';
+import { isAllowedPath, isAmbiguousPath } from './proxy-path.js';
+import { withoutSecret } from './path-secret.js';
 import { isViaUnixSocket, listenForProxy } from './proxy-listeners.js';
 
 /** What one forwarded request was, for `--verbose`: never a token. */

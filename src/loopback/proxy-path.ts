@@ -1,5 +1,3 @@
-import { isSameSecret } from '../util/constant-time.js';
-
 /**
  * Which request paths the API proxy sends on (attacks P2, P11, P12): one reading of a path that
  * every server in front of the service agrees on, and `--allow-paths` matched on whole segments.
@@ -75,19 +73,4 @@ export function allowedPathsProblem(prefixes: readonly string[]): string | undef
     if (isAmbiguousPath(prefix)) return `"${prefix}" holds a dot segment or a backslash`;
   }
   return undefined;
-}
-
-/**
- * The request target without the per-run secret segment (`/SECRET/rest` → `/rest`, `/SECRET?q` →
- * `/?q`), compared in constant time; undefined when it does not begin with it. `secret` undefined:
- * the target as it is.
- */
-export function withoutSecret(target: string, secret: string | undefined): string | undefined {
-  if (secret === undefined) return target;
-  const given = target.slice(1, 1 + secret.length);
-  const rest = target.slice(1 + secret.length);
-  if (!target.startsWith('/') || !isSameSecret(given, secret)) return undefined;
-  if (rest === '') return '/';
-  if (rest.startsWith('?')) return `/${rest}`;
-  return rest.startsWith('/') ? rest : undefined;
 }

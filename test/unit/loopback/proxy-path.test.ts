@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  allowedPathsProblem,
-  isAllowedPath,
-  isAmbiguousPath,
-  withoutSecret,
-} from '../../../src/loopback/proxy-path.js';
+import { allowedPathsProblem, isAllowedPath, isAmbiguousPath } from '../../../src/loopback/proxy-path.js';
+import { withoutSecret } from '../../../src/loopback/path-secret.js';
 
 describe('isAmbiguousPath', () => {
   it.each([
