@@ -85,7 +85,9 @@ function innerCommand(policy: SandboxPolicy, command: readonly string[], marker:
     `${RUN_MARKER}=${marker}`,
   ];
   const program = command[0]?.includes('=') === true ? `./${command[0]}` : (command[0] ?? 'true');
-  return `printf . >&3; exec 3>&-; exec env ${[...env, program, ...command.slice(1)].map(quoted).join(' ')}`;
+  // A missing program reads as it does without --sandbox: "command not found", exit 127.
+  const missing = `command -v ${quoted(program)} >/dev/null 2>&1 || { printf 'error: cannot run %s: command not found\\n' ${quoted(program)} >&2; exit 127; }`;
+  return `printf . >&3; exec 3>&-; ${missing}; exec env ${[...env, program, ...command.slice(1)].map(quoted).join(' ')}`;
 }
 
 /** The variable that marks the program's own process (and its children) inside the sandbox. */

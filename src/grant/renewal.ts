@@ -193,9 +193,13 @@ async function renewOnce(
       throw error;
     }
     const minted = toStoredToken(response, token.grant, ctx.nowMs(), token.scope ?? current.scope ?? 'service');
-    // The same access token back (reuse_access_token), or a server known to do so: a shared token (decisions 70).
-    const isShared = minted.accessToken === token.accessToken || token.isShared === true;
-    const next = isShared ? { ...minted, isShared: true } : minted;
+    // The same access token back (reuse_access_token), or a server known to do so: a shared token
+    // (decisions 70). Handed back, it keeps the expiry it was issued with (its stated rest is rounded).
+    const isSame = minted.accessToken === token.accessToken;
+    const next =
+      isSame || token.isShared === true
+        ? { ...minted, isShared: true, ...(isSame ? { obtainedAt: token.obtainedAt, expiresAt: token.expiresAt } : {}) }
+        : minted;
     // RFC 6749 §6: a server that issues no new refresh token leaves the old one valid.
     renewed =
       next.refreshToken === undefined && kind === 'refresh_token'

@@ -171,3 +171,15 @@ describe("mmauth's endpoints for a child need a per-run secret, not just the use
     expect(allowed.status).toBe(200);
   }, 60_000);
 });
+
+describe('ordinary work inside the sandbox', () => {
+  it('a missing program reads as without --sandbox: "command not found", exit 127', async () => {
+    const { env } = await fileLogin();
+    const cwd = makeScratchDir('victim-missing-', 0o755);
+    for (const sandbox of [[], ['--sandbox']]) {
+      const result = await runCli(['exec', ...sandbox, '--', 'no-such-program-here'], { env, cwd, timeoutMs: 30_000 });
+      expect(result.code, result.stderr).toBe(127);
+      expect(result.stderr).toContain('cannot run no-such-program-here: command not found');
+    }
+  }, 60_000);
+});
