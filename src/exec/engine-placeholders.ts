@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 /**
  * What the sandbox engine walls in the working directory whether or not it exists (sandbox-runtime
@@ -22,6 +22,25 @@ const ENGINE_DENIED_NAMES = [
   '.claude/commands',
   '.claude/agents',
 ];
+
+/**
+ * Removes what a run killed before its clean-up left in `cwd`: the engine's placeholders, which are
+ * empty read-only (0444) regular files at its denied names (a file of the user's is never empty
+ * and read-only there), and a `.claude` directory they leave empty. Never throws.
+ */
+export function removeLeftPlaceholders(cwd: string): void {
+  for (const name of ENGINE_DENIED_NAMES) {
+    const path = join(cwd, name);
+    try {
+      const stats = lstatSync(path);
+      if (!stats.isFile() || stats.size !== 0 || (stats.mode & 0o777) !== 0o444) continue;
+      rmSync(path);
+      if (name.includes('/') && readdirSync(dirname(path)).length === 0) rmdirSync(dirname(path));
+    } catch {
+      // Not there, or not ours to remove.
+    }
+  }
+}
 
 /** The engine's placeholders a run in `cwd` will meet: its denied names that are absent there now. */
 export function enginePlaceholders(cwd: string): string[] {

@@ -1,6 +1,9 @@
-import { constants as osConstants } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
+import { constants as osConstants, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { claimSignals } from '../util/signal-claims.js';
 import type { SandboxPolicy } from './sandbox.js';
+import type { WatchdogExtras } from './watchdog.js';
 
 /**
  * The signals forwarded to the child: every one whose default would end mmauth without its clean-up
@@ -64,7 +67,8 @@ export async function runChild(
   // the child has run WATCHDOG_DELAY_MS: a short child (a test, `true`) never pays for a second Node.
   let watchdog: { release(): void } | undefined;
   const watchdogTimer = setTimeout(() => {
-    if (child.pid !== undefined && child.exitCode === null) watchdog = startWatchdog(child.pid, privateDir);
+    if (child.pid !== undefined && child.exitCode === null)
+      watchdog = startWatchdog(child.pid, privateDir, sandbox === undefined ? {} : sandboxExtras(sandbox));
   }, WATCHDOG_DELAY_MS);
   try {
     return await new Promise<number>((resolve) => {
@@ -87,6 +91,35 @@ export async function runChild(
     releaseSignals();
     for (const listener of saved) process.on('SIGINT', listener as () => void);
   }
+}
+
+/**
+ * What a sandboxed run leaves if this process is killed: the engine's socat bridges (this process's
+ * children), the child's temp dir, the placeholders the engine made in the working directory and
+ * its sockets (`/tmp/srt-mux-<pid>-*.sock`).
+ */
+function sandboxExtras(policy: SandboxPolicy): WatchdogExtras {
+  const pids: number[] = [];
+  try {
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const [, comm = '', rest = ''] = /^\d+ \((.*)\) (.*)$/s.exec(stat) ?? [];
+        if (comm === 'socat' && Number(rest.split(' ')[1]) === process.pid) pids.push(Number(entry));
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  } catch {
+    // No /proc (macOS): the engine's helpers there are its own to end.
+  }
+  return {
+    pids,
+    dirs: [policy.tmpDir],
+    placeholders: policy.placeholders ?? [],
+    muxPrefix: join(tmpdir(), `srt-mux-${process.pid}-`),
+  };
 }
 
 /** How long a child runs before its watchdog starts, in ms (a kill -9 of exec before that leaves it running). */

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { MmauthError } from '../errors.js';
 import { assertEngineCanRun } from './sandbox-engine.js';
-import { enginePlaceholders, gitExcludingPlaceholders } from './engine-placeholders.js';
+import { enginePlaceholders, gitExcludingPlaceholders, removeLeftPlaceholders } from './engine-placeholders.js';
 import { reviewRunsLater, scanRunsLater, type RunsLaterReview, type RunsLaterScan } from './runs-later.js';
 import {
   createPrivateDir,
@@ -107,6 +107,8 @@ export function prepareSandbox(
     }
   }
   assertWallsKept(additions, where);
+  // What a run killed before its clean-up left here: the engine's empty read-only placeholders.
+  removeLeftPlaceholders(where.cwd);
   const tmpDir = createPrivateDir(where.env, 'mmauth-sandbox-');
   // The writable roots a child's plant could run later from: the working directory and each --allow-write.
   const roots = [
@@ -119,6 +121,7 @@ export function prepareSandbox(
       scan = scanRunsLater(roots);
       return sandboxPolicy({
         walled: scan.walled,
+        placeholders: enginePlaceholders(where.cwd).map((name) => join(realPath(where.cwd), name)),
         cwd: where.cwd,
         tmpDir: tmpDir.path,
         configDirs: where.configDirs.filter((dir) => existsSync(dir)),

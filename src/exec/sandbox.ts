@@ -19,6 +19,8 @@ export interface SandboxPolicy {
   allowHosts: string[];
   /** The child's private temp dir (TMPDIR), removed after it exits. */
   tmpDir: string;
+  /** Where the engine will make placeholders in the working directory (absolute): removed by the watchdog after a kill. */
+  placeholders?: string[];
 }
 
 /** The variables `--sandbox` takes out of the child's environment. */
@@ -115,6 +117,8 @@ export interface SandboxPolicyInput {
   allowHosts: string[];
   /** What runs later and exists in the writable roots (scanRunsLater): never written. */
   walled?: string[];
+  /** The engine's placeholders this run will make (enginePlaceholders), absolute. */
+  placeholders?: string[];
 }
 
 /**
@@ -145,5 +149,6 @@ export function sandboxPolicy(input: SandboxPolicyInput): SandboxPolicy {
     allowRead: unique(input.ownDirs),
     allowHosts: [...new Set([...input.egressUrls.flatMap((url) => egressOf(url) ?? []), ...input.allowHosts])],
     tmpDir: realPath(input.tmpDir),
+    placeholders: input.placeholders ?? [],
   };
 }

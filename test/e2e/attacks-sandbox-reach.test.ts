@@ -5,7 +5,7 @@
  * the token files of runs started from another environment (another XDG_RUNTIME_DIR, another
  * TMPDIR). Each has its control: without --sandbox the route is open, so the test can fail.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeScratchDir, runCli, startCli } from '../support/cli.js';
@@ -181,5 +181,67 @@ describe('ordinary work inside the sandbox', () => {
       expect(result.code, result.stderr).toBe(127);
       expect(result.stderr).toContain('cannot run no-such-program-here: command not found');
     }
+  }, 60_000);
+});
+
+/** The pids of `parent`'s children named `comm` (Linux /proc). */
+function childrenNamed(parent: number, comm: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const match = /^\d+ \((.*)\) \S+ (\d+)/s.exec(stat);
+      if (match?.[1] === comm && Number(match[2]) === parent) found.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('nothing left behind by a killed run', () => {
+  it('kill -9 of mmauth: within 5 s no socat, bwrap or program of the run runs, its placeholders and temp dir are gone; a placeholder an older run left is removed by the next run', async () => {
+    const { env } = await fileLogin();
+    const cwd = makeScratchDir('victim-killed-', 0o755);
+    const running = startCli(['exec', '--sandbox', '--', 'sh', '-c', 'echo "$TMPDIR" > tmpdir.txt; exec sleep 41'], {
+      env,
+      cwd,
+      timeoutMs: 60_000,
+    });
+    await until(
+      () => existsSync(join(cwd, 'tmpdir.txt')) && existsSync(join(cwd, '.bashrc')),
+      20_000,
+      'the child to run',
+    );
+    // Past the watchdog's start (200 ms after the child).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const mmauthPid = running.child.pid ?? 0;
+    const helpers = [...childrenNamed(mmauthPid, 'socat'), ...childrenNamed(mmauthPid, 'bwrap')];
+    expect(helpers.length, 'the engine runs bwrap and socat for the run').toBeGreaterThan(1);
+    running.child.kill('SIGKILL');
+    await until(() => helpers.every((pid) => !isAlive(pid)), 5_000, 'every process of the run ended', 100);
+    const tmpDir = readFileSync(join(cwd, 'tmpdir.txt'), 'utf8').trim();
+    await until(
+      () => !existsSync(join(cwd, '.bashrc')) && !existsSync(tmpDir),
+      5_000,
+      'placeholders and temp dir removed',
+      100,
+    );
+    // A placeholder an older run left (an empty read-only file at one of the engine's names): the next run removes it.
+    writeFileSync(join(cwd, '.zshrc'), '');
+    chmodSync(join(cwd, '.zshrc'), 0o444);
+    const next = await runCli(['exec', '--sandbox', '--', 'true'], { env, cwd, timeoutMs: 30_000 });
+    expect(next.code, next.stderr).toBe(0);
+    expect(existsSync(join(cwd, '.zshrc'))).toBe(false);
   }, 60_000);
 });
