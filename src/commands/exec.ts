@@ -158,7 +158,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
 
 /**
  * Says on stderr what the sandboxed child left that would run later (moved aside) and which files
- * the user runs on purpose it created or changed (decisions 64); nothing when it touched none.
+ * the user runs on purpose it created or changed; nothing when it touched none.
  */
 function reportRunsLater(review: ReturnType<PreparedSandbox['review']>, out: Output): void {
   for (const { path, movedTo } of review?.neutralised ?? []) {
@@ -190,7 +190,7 @@ async function runExecProxied(
   const out = await ctx.output();
   const { startProfileProxy } = await import('./proxy.js');
   // MMAUTH_API_URL carries a per-run secret (its first path segment), on no command line: the
-  // child's peer check alone would let in whoever drives the sandbox engine's proxy (decisions 67).
+  // child's peer check alone would let in whoever drives the sandbox engine's proxy.
   const { randomBytes } = await import('node:crypto');
   const pathSecret = randomBytes(24).toString('base64url');
   const proxy = await startProfileProxy({ ...options, port: 0, pathSecret }, ctx, out);

@@ -6,7 +6,7 @@ import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 /**
  * What git, a shell, the desktop or mmauth run later without the user asking for that file, in
- * every writable root of `exec --sandbox` and at any depth (decisions 64), and the files the user
+ * every writable root of `exec --sandbox` and at any depth, and the files the user
  * runs on purpose that are worth a word after the run. Found with ripgrep (the engine needs it
  * anyway): one listing of the roots' files, hidden and ignored ones too.
  */

@@ -32,11 +32,11 @@ export const SANDBOX_UNSET_ENV = [
   'SSH_AUTH_SOCK',
 ];
 
-/** A variable whose name says it holds a secret (decisions 66): TOKEN, SECRET, KEY, PASSWORD or CREDENTIAL, any case. */
+/** A variable whose name says it holds a secret: TOKEN, SECRET, KEY, PASSWORD or CREDENTIAL, any case. */
 const SECRET_NAME = /TOKEN|SECRET|KEY|PASSWORD|CREDENTIAL/i;
 
 /**
- * The variables of `env` a sandboxed child does not get (decisions 66): every one whose name
+ * The variables of `env` a sandboxed child does not get: every one whose name
  * looks secret (SECRET_NAME) but those `passEnv` names (`--pass-env`); mmauth's own for the child
  * are added after and never held back. Sorted, for `--verbose`.
  */
@@ -46,7 +46,7 @@ export function heldBackVariables(env: NodeJS.ProcessEnv, passEnv: readonly stri
     .sort();
 }
 
-/** Whether an --allow-host entry names every host or loopback (decisions 65: walls are never opened by a pattern). */
+/** Whether an --allow-host entry names every host or loopback (walls are never opened by a pattern). */
 export function isOpeningHost(entry: string): boolean {
   const host = entry.replace(/:\d+$/, '').toLowerCase().replace(/\.$/, '');
   if (/^[*.]+$/.test(host)) return true;

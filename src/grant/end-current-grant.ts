@@ -4,7 +4,7 @@ import { retireChain } from './chain.js';
 import { endGrant, type EndedGrant, type GrantTarget, type StoredGrant } from './end-grant.js';
 
 /**
- * Ends a stored grant as it is when the end finishes, not as it was when it began (decisions 68):
+ * Ends a stored grant as it is when the end finishes, not as it was when it began:
  * under the store's lock from reading the grant to forgetting it, so that no renewal by any process
  * (they ask the server under the same lock and re-read the profile) can mint a pair the end did not
  * see; renewals waiting meanwhile find nothing to renew. Under the lock: the links the profile owes

@@ -29,7 +29,7 @@ export function staleAtMs(
   minTtlS: number,
 ): number | undefined {
   if (token.expiresAt === undefined) return undefined;
-  // A token the server hands back on renewal (decisions 70): no renewal before its own expiry, which
+  // A token the server hands back on renewal: no renewal before its own expiry, which
   // would only return it again with less life left.
   if (token.isShared === true) return Date.parse(token.expiresAt) - minTtlS * 1000;
   return Date.parse(token.expiresAt) - renewalMarginS(token, minTtlS) * 1000;

@@ -193,8 +193,8 @@ async function renewOnce(
       throw error;
     }
     const minted = toStoredToken(response, token.grant, ctx.nowMs(), token.scope ?? current.scope ?? 'service');
-    // The same access token back (reuse_access_token), or a server known to do so: a shared token
-    // (decisions 70). Handed back, it keeps the expiry it was issued with (its stated rest is rounded).
+    // The same access token back (reuse_access_token), or a server known to do so: a shared token.
+    // Handed back, it keeps the expiry it was issued with (its stated rest is rounded).
     const isSame = minted.accessToken === token.accessToken;
     const next =
       isSame || token.isShared === true

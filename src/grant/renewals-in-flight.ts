@@ -19,7 +19,7 @@ export function trackRenewal<T>(work: Promise<T>): Promise<T> {
 }
 
 /**
- * Marks a renewal request as sent from now on (decisions 62 and 68: only a request already sent is
+ * Marks a renewal request as sent from now on (only a request already sent is
  * waited for, never the wait for the lock before it); the returned function (idempotent) marks it
  * settled.
  */

@@ -65,7 +65,7 @@ export function toToken(
   });
 }
 
-/** exec's token file as it is now (a nested program follows it: decisions 69), '' without one. */
+/** exec's token file as it is now (a nested program follows it), '' without one. */
 function tokenFileSignature(ctx: AppContext | undefined): string {
   const path = ctx?.env.MMAUTH_TOKEN_FILE;
   return path === undefined || path === '' ? '' : fileSignature(path);
@@ -75,7 +75,7 @@ function tokenFileSignature(ctx: AppContext | undefined): string {
 export class TokenProvider {
   #ctx: AppContext | undefined;
   #signature = '';
-  /** exec's token file as the cached token was read from it (decisions 69), '' without one. */
+  /** exec's token file as the cached token was read from it, '' without one. */
   #tokenFileSignature = '';
   #configPath: string | undefined;
   #cached: { token: Token; stored: StoredToken | undefined } | undefined;

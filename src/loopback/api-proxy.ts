@@ -34,7 +34,7 @@ export interface ApiProxyOptions {
   onRequest?: ((request: ProxiedRequest) => void) | undefined;
   /**
    * A per-run secret every request over TCP must begin its path with (`/SECRET/api/…`, stripped
-   * before forwarding; decisions 67): a peer of this user's is not enough, since a sandbox
+   * before forwarding): a peer of this user's is not enough, since a sandbox
    * engine's proxy connects as the user for whoever holds its credentials. The URL returned holds it.
    */
   pathSecret?: string | undefined;

@@ -5,7 +5,7 @@ const MAX_TOKEN_FILE_BYTES = 16 * 1024;
 
 /**
  * The access token given for this run, trimmed, or undefined for none: inside `exec` the token file
- * is the truth (decisions 69), so `MMAUTH_TOKEN_FILE`'s content when it names a readable, non-empty
+ * is the truth, so `MMAUTH_TOKEN_FILE`'s content when it names a readable, non-empty
  * regular file (read anew on every call: exec replaces it at each renewal), else `MMAUTH_TOKEN`.
  * Never throws: an unreadable file falls back to the variable.
  */

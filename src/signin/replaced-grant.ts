@@ -40,8 +40,8 @@ export type TokenToStore = StoredToken | (() => Promise<StoredToken>);
  * `client-credentials`): `settings` gives what the grant sets besides the token (base URL, client
  * id, secret, scope…) from the profile as it is under the store's lock, and the access token it
  * leaves live is remembered for logout (keptReplacedTokens, the project's rules). A token already
- * minted waits for the lock whatever interrupts (decisions 62); one obtained by `token()` is asked
- * for under the lock, so that the wait before it is interruptible (decisions 68). Returns the
+ * minted waits for the lock whatever interrupts; one obtained by `token()` is asked
+ * for under the lock, so that the wait before it is interruptible. Returns the
  * profile as it was, for endReplacedGrant, and the token stored. Throws what the store's update
  * and `token()` throw.
  */
@@ -153,18 +153,11 @@ export interface GrantDestination {
  * `obtainedAt`; `settings` as storeNewGrant takes them; `token` minted, or minted under the lock),
  * then ends the grant it replaced (endReplacedGrant, with `run`'s client and bounds, its lines to
  * `notices`). What every sign-in (browser, two-step, personal token, client credentials) does to
- * keep its grant. Returns login's and client-credentials' `replaced` (null when nothing was) and
- * the token stored. Throws what the store's update throws; ending the replaced grant never throws.
+ * keep its grant. Returns login's and client-credentials' `replaced` (null when nothing was).
+ * Throws what the store's update throws; ending the replaced grant never throws.
  */
-export async function storeGrant(
-  destination: GrantDestination,
-  token: TokenToStore,
-  settings: (current: Profile) => Partial<Profile> & { baseUrl: string },
-  run: ReplacingRun,
-  ctx: AppContext,
-  notices: { info(line: string): void; warn(line: string): void },
-): Promise<ReplacedJson> {
-  return (await storeGrantReturning(destination, token, settings, run, ctx, notices)).replaced;
+export async function storeGrant(...args: Parameters<typeof storeGrantReturning>): Promise<ReplacedJson> {
+  return (await storeGrantReturning(...args)).replaced;
 }
 
 /** storeGrant, resolving with the token stored too (a token minted under the lock: client-credentials). */

@@ -101,7 +101,7 @@ export async function logOutProfile(
     assertCredentialOrigin(profileName, target.profile, target.endpoints.baseUrl);
     const { grant, stored } = await resolveGrantTarget(options, ctx, target);
     // A failure here keeps the token; the failure map adds the --local-only way out to its hint.
-    // The grant as it is when the end finishes, under the lock: no renewal races it (decisions 68).
+    // The grant as it is when the end finishes, under the lock: no renewal races it.
     const ended = await endCurrentGrant(grant, ctx, (line) => out.info(line), stored, forgetCredentials);
     result = ended?.result;
     revokedToken = ended?.accessToken ?? token.accessToken;

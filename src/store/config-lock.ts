@@ -103,7 +103,7 @@ function describeLockFailure(lockPath: string, error: unknown, nowMs: number): M
  * its holder's heartbeat, waited for LOCK_WAIT_MS), saying through `onWait` who holds it once a second has passed, and records this
  * process's pid beside it. Resolves with the release function. Throws `store_insecure` for a lock that
  * is a symbolic link, `store_lock_failed` naming the lock and why, and `interrupted` as soon as
- * `interrupt` aborts while waiting (nothing has been sent yet: decisions 68; a lock taken after
+ * `interrupt` aborts while waiting (nothing has been sent yet; a lock taken after
  * that is let go at once).
  */
 export async function lockConfig(

@@ -32,7 +32,7 @@ export interface StoredToken {
   verifiedAt?: string | undefined;
   /**
    * The server hands this token back when asked to renew it (Doorkeeper's `reuse_access_token`):
-   * a shared token, renewed no more than once per lifetime, once it has expired (decisions 70).
+   * a shared token, renewed no more than once per lifetime, once it has expired.
    */
   isShared?: boolean | undefined;
 }

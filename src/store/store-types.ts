@@ -30,7 +30,7 @@ export interface WriteIntent {
   onLeaveKeyring?: (() => void) | undefined;
   /**
    * The write stores what a request already sent has minted (a signed-in grant): its wait for the
-   * lock goes on whatever the store's `interrupt` says (decisions 62).
+   * lock goes on whatever the store's `interrupt` says.
    */
   holdsMinted?: boolean | undefined;
 }
@@ -128,7 +128,7 @@ export interface StoreLocation {
   openKeyring?: () => Promise<Keyring>;
   /**
    * Ends a wait for the lock (`interrupted`): Ctrl-C, SIGTERM, SIGHUP. A wait before anything is
-   * sent is always interruptible (decisions 68); a write with `holdsMinted` waits on.
+   * sent is always interruptible; a write with `holdsMinted` waits on.
    */
   interrupt?: AbortSignal;
 }

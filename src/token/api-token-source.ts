@@ -92,7 +92,7 @@ export async function apiTokenSource(options: ApiTokenOptions, ctx: AppContext, 
       choice = await usableAccessToken({ ...options, minTtl: 0, json: false }, ctx, (line) => out.warn(line));
       const stored = choice.stored;
       // The body is buffered (MAX_API_BODY_BYTES): a replay needs only a token mmauth can renew,
-      // or exec's token file, which its parent renews (decisions 69).
+      // or exec's token file, which its parent renews.
       const canRenew = stored !== undefined && profile !== undefined && renewalOf(profile, ctx.env) !== 'none';
       const canReplay = options.renew && (canRenew || (stored === undefined && isGivenTokenFromFile(ctx.env)));
       return { accessToken: choice.accessToken, canReplay };
@@ -120,7 +120,7 @@ export async function apiTokenSource(options: ApiTokenOptions, ctx: AppContext, 
 const FILE_RENEWAL_WAIT_MS = 2_000;
 
 /**
- * The token in exec's file after the server refused `refused` (decisions 69): the file read anew
+ * The token in exec's file after the server refused `refused`: the file read anew
  * until it holds another token (exec's parent replaces it at each renewal), for at most
  * FILE_RENEWAL_WAIT_MS; the same token when it never changes (the replay is then refused as well).
  */

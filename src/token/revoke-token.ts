@@ -39,7 +39,7 @@ export async function revokeTargetToken(
       isForgotten: false,
     };
   }
-  // The grant as it is when the end finishes, under the lock: no renewal races it (decisions 68).
+  // The grant as it is when the end finishes, under the lock: no renewal races it.
   const ended = await endCurrentGrant(grant, ctx, note, where, (current) => ({
     ...current,
     token: undefined,

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { makeScratchDir, runCli, startCli } from '../support/cli.js';
 import { fileLogin } from '../support/file-login.js';
 import { until } from '../support/until.js';
+import { reportingExec } from '../support/reporting-exec.js';
 
 type Json = Record<string, any>;
 
@@ -105,21 +106,8 @@ describe('a sandbox never opens its walls by a pattern', () => {
 });
 
 /** A plain `mmauth exec` in `extra`'s environment whose child reports its token file, then stays until the test ends. */
-async function execElsewhere(env: Record<string, string>, extra: Record<string, string>): Promise<string> {
-  const reported = join(makeScratchDir('elsewhere-', 0o755), 'token-file');
-  startCli(
-    [
-      'exec',
-      '--',
-      'sh',
-      '-c',
-      `printf %s "$MMAUTH_TOKEN_FILE" > ${reported}.tmp; mv ${reported}.tmp ${reported}; sleep 60`,
-    ],
-    { env: { ...env, ...extra }, timeoutMs: 60_000 },
-  );
-  await until(() => existsSync(reported), 20_000, 'the exec elsewhere to start');
-  return readFileSync(reported, 'utf8');
-}
+const execElsewhere = async (env: Record<string, string>, extra: Record<string, string>) =>
+  (await reportingExec({ ...env, ...extra })).tokenFile;
 
 describe("every runtime root of this user is hidden, whatever the child's environment", () => {
   it('token files of runs with another XDG_RUNTIME_DIR and another TMPDIR: unreadable from a sandboxed run without XDG_RUNTIME_DIR (readable without --sandbox, the control)', async () => {

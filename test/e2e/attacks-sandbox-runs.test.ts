@@ -5,12 +5,13 @@
  * (a path listed to be hidden that is gone before the engine mounts over it).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { makeScratchDir, runCli, startCli, type RunningCli } from '../support/cli.js';
 import { fileLogin } from '../support/file-login.js';
 import { until } from '../support/until.js';
+import { reportingExec } from '../support/reporting-exec.js';
 
 /**
  * A child that says `ready`, waits for the file `go` in its working directory to name a path, then
@@ -31,27 +32,7 @@ function pryingExec(env: Record<string, string>, args: string[]): { run: Running
   return { run, point: (path) => writeFileSync(join(cwd, 'go'), `${path}\n`) };
 }
 
-/** A plain `mmauth exec` whose child reports its token file's path, then stays until the test ends. */
-async function laterExec(env: Record<string, string>): Promise<{ tokenFile: string; token: string }> {
-  const reported = join(makeScratchDir('later-', 0o755), 'token-file');
-  startCli(
-    [
-      'exec',
-      '--',
-      'sh',
-      '-c',
-      `printf %s "$MMAUTH_TOKEN_FILE" > ${reported}.tmp; mv ${reported}.tmp ${reported}; sleep 60`,
-    ],
-    {
-      env,
-      timeoutMs: 60_000,
-    },
-  );
-  await until(() => existsSync(reported), 20_000, 'the later exec to start');
-  const tokenFile = readFileSync(reported, 'utf8');
-  await until(() => existsSync(tokenFile), 5_000, "the later exec's token file");
-  return { tokenFile, token: readFileSync(tokenFile, 'utf8').trim() };
-}
+const laterExec = reportingExec;
 
 describe('exec --sandbox and runs that start after its child', () => {
   it('another exec started after the sandboxed child: its token file and directory stay hidden (without --sandbox, the control, the child reads the token)', async () => {
