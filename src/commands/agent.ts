@@ -108,7 +108,7 @@ export async function runAgent(options: AgentOptions, ctx: AppContext): Promise<
       });
     }
   }
-  const { defaultAgentSocket, preparePrivateDirectory } = await import('./agent/agent-socket-path.js');
+  const { defaultAgentSocket, preparePrivateDirectory } = await import('../exec/agent-socket-path.js');
   const socket = options.socket ?? defaultAgentSocket(env, dirname(store.path));
   preparePrivateDirectory(socket);
   const { agentStatus } = await import('../agent/agent-client.js');
@@ -130,7 +130,7 @@ export async function runAgent(options: AgentOptions, ctx: AppContext): Promise<
     return;
   }
   if (options.foreground !== true) {
-    const { startAgentInBackground } = await import('./agent/agent-background.js');
+    const { startAgentInBackground } = await import('../exec/agent-background.js');
     const args = [...profiles.flatMap((name) => ['--profile', name]), '--socket', socket];
     const started = await startAgentInBackground(args, env);
     announce(out, options, started.socket, started.pid);

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { makeScratchDir, runCli, startCli } from '../support/cli.js';
 import { fileLogin } from '../support/file-login.js';
 import { until } from '../support/until.js';
-import { reportingExec } from '../support/reporting-exec.js';
+import { reportedVariable, reportingExec } from '../support/reporting-exec.js';
 
 type Json = Record<string, any>;
 
@@ -134,20 +134,7 @@ describe("every runtime root of this user is hidden, whatever the child's enviro
 describe("mmauth's endpoints for a child need a per-run secret, not just the user's uid", () => {
   it("exec --proxy: a request of this user (as the sandbox engine's proxy makes for whoever holds its credentials) without the secret path segment gets 404 and reaches nothing; the child's MMAUTH_API_URL works", async () => {
     const { emulator, env } = await fileLogin();
-    const reported = join(makeScratchDir('victim-proxy-', 0o755), 'url');
-    startCli(
-      [
-        'exec',
-        '--proxy',
-        '--',
-        'sh',
-        '-c',
-        `printf %s "$MMAUTH_API_URL" > ${reported}.tmp; mv ${reported}.tmp ${reported}; sleep 60`,
-      ],
-      { env, timeoutMs: 60_000 },
-    );
-    await until(() => existsSync(reported), 20_000, 'the exec --proxy child to start');
-    const apiUrl = new URL(readFileSync(reported, 'utf8'));
+    const apiUrl = new URL(await reportedVariable(env, 'MMAUTH_API_URL', ['--proxy']));
     expect(apiUrl.pathname).toMatch(/^\/[\w-]{32,}$/);
     const before = emulator.requests.filter((request) => request.url === '/api/me').length;
     for (const path of ['/api/me', `/${apiUrl.pathname.slice(2)}/api/me`, `${apiUrl.pathname}x/api/me`]) {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { MmauthError } from '../../errors.js';
-import { isPrivateDirectory, myUid, privateParent, recordRuntimeParent } from '../../exec/token-file.js';
-import { replacePrivateFile } from '../../util/private-file.js';
+import { MmauthError } from '../errors.js';
+import { isPrivateDirectory, myUid, privateParent, recordRuntimeParent } from './token-file.js';
+import { replacePrivateFile } from '../util/private-file.js';
 
 /** The file in the config directory that records where its agent listens when XDG_RUNTIME_DIR is unset. */
 export const AGENT_RECORD = 'agent-socket';

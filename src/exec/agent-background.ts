@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { MmauthError } from '../../errors.js';
+import { MmauthError } from '../errors.js';
 
 /** How long a background start waits for the agent to listen, in ms. */
 const START_TIMEOUT_MS = 15_000;
