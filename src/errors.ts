@@ -42,6 +42,7 @@ export const ERROR_CODES = [
   'connection_failed',
   'agent_unreachable',
   'agent_untrusted',
+  'agent_outdated',
   'request_timeout',
   'tls_failure',
   'callback_timeout',

@@ -49,6 +49,7 @@ export const EXIT_CODES = {
   connection_failed: ExitCode.network,
   agent_unreachable: ExitCode.network,
   agent_untrusted: ExitCode.network,
+  agent_outdated: ExitCode.network,
   request_timeout: ExitCode.network,
   tls_failure: ExitCode.network,
   callback_timeout: ExitCode.network,

@@ -1,4 +1,5 @@
-import { isMmauthError, MmauthError, type ErrorCode, ERROR_CODES } from '../errors.js';
+import { isMmauthError, MmauthError } from '../errors.js';
+import { agentError, failureOf, parseAnswer, unreachable } from './agent-answer.js';
 import {
   parseAgentStatus,
   parseAgentToken,
@@ -14,39 +15,6 @@ import { assertTrustedSocket } from './socket-trust.js';
 /** The most of an agent's answer read: a token answer is well under 1 KiB. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-function unreachable(socketPath: string, why: string): MmauthError {
-  return new MmauthError('agent_unreachable', `the token agent at ${socketPath} cannot be reached: ${why}`, {
-    details: { socket: socketPath },
-  });
-}
-
-/** The error an agent's error document names, with its code (a code this version does not know: `unexpected`). */
-function agentError(json: unknown, status: number): MmauthError {
-  const error = (typeof json === 'object' && json !== null ? (json as Record<string, unknown>).error : undefined) as
-    Record<string, unknown> | undefined;
-  const code = typeof error?.code === 'string' ? error.code : 'unexpected';
-  const message = typeof error?.message === 'string' ? error.message : `the agent answered HTTP ${status}`;
-  const known = (ERROR_CODES as readonly string[]).includes(code) ? (code as ErrorCode) : 'unexpected';
-  return new MmauthError(known, `agent: ${message}`, {
-    status,
-    ...(typeof error?.oauth_error === 'string' ? { oauthError: error.oauth_error } : {}),
-    // The agent's fix line, for the command line's report (a lower layer sets no hint of its own).
-    ...(typeof error?.hint === 'string' && error.hint !== '' ? { details: { agentHint: error.hint } } : {}),
-  });
-}
-
-/** The status and body of a raw HTTP/1.1 answer, or undefined while it is not whole. */
-function parseAnswer(bytes: Buffer): { status: number; body: Buffer } | undefined {
-  const headEnd = bytes.indexOf('\r\n\r\n');
-  if (headEnd === -1) return undefined;
-  const head = bytes.subarray(0, headEnd).toString('latin1');
-  const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1] ?? NaN);
-  const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? NaN);
-  const body = bytes.subarray(headEnd + 4);
-  if (!Number.isFinite(status) || !Number.isFinite(length) || body.length < length) return undefined;
-  return { status, body: body.subarray(0, length) };
-}
-
 /** A connection to an agent and who takes the bytes it reads now (no one while it is idle). */
 interface AgentConnection {
   socket: import('node:net').Socket;
@@ -58,14 +26,6 @@ const idle = new Map<string, AgentConnection[]>();
 
 /** The most one read takes: a token answer is well under 1 KiB, a larger one takes several reads. */
 const READ_BUFFER_BYTES = 16 * 1024;
-
-/** The reason a connection failed, in words. */
-function failureOf(error: NodeJS.ErrnoException): string {
-  if (error.code === 'ENOENT') return 'no such socket (is the agent running, and its socket forwarded here?)';
-  if (error.code === 'ECONNREFUSED') return 'nothing listens there (the agent stopped)';
-  if (error.code === 'EACCES') return 'permission denied';
-  return error.message;
-}
 
 /**
  * One request to the agent on `socketPath`, HTTP/1.1 over `node:net` (the agent always sends a
@@ -181,18 +141,31 @@ function tokenOf(socketPath: string, answer: { status: number; json: unknown }):
 
 /**
  * A usable access token of `profile` (undefined: the agent's default profile) from the agent on
- * `socketPath` (`GET /v1/token`), valid for `minTtl` s at least. Throws `agent_unreachable` (no
- * socket, nothing listening, no answer within `timeoutMs`, not the protocol) or the agent's own
- * error with its code (`profile_not_served`, `not_logged_in`, `refresh_refused`, …).
+ * `socketPath` (`GET /v1/token`), valid for `minTtl` s at least; with `verify`, one the agent has
+ * just had token info accept (spec §4.3; renewed there when refused). Throws `agent_unreachable` (no
+ * socket, nothing listening, no answer within `timeoutMs`, not the protocol), `agent_outdated` (asked
+ * to verify, the agent did not say it did: an older mmauth), or the agent's own error with its code
+ * (`profile_not_served`, `not_logged_in`, `refresh_refused`, …).
  */
 export async function tokenFromAgent(
   socketPath: string,
   profile: string | undefined,
   minTtl: number,
   timeoutMs: number,
+  verify = false,
 ): Promise<AgentToken> {
-  const query = new URLSearchParams({ ...(profile === undefined ? {} : { profile }), min_ttl: String(minTtl) });
-  return tokenOf(socketPath, await ask(socketPath, 'GET', `${TOKEN_PATH}?${query}`, undefined, timeoutMs));
+  const query = new URLSearchParams({
+    ...(profile === undefined ? {} : { profile }),
+    min_ttl: String(minTtl),
+    ...(verify ? { verify: '1' } : {}),
+  });
+  const token = tokenOf(socketPath, await ask(socketPath, 'GET', `${TOKEN_PATH}?${query}`, undefined, timeoutMs));
+  if (verify && token.verified !== true) {
+    throw new MmauthError('agent_outdated', `the token agent at ${socketPath} does not check tokens with the server`, {
+      details: { socket: socketPath },
+    });
+  }
+  return token;
 }
 
 /**

@@ -7,7 +7,10 @@
 /** The protocol's version, in every path (`/v1/…`) and as every answer's `schema_version`. */
 export const AGENT_PROTOCOL_VERSION = 1;
 
-/** `GET /v1/token?profile=NAME&min_ttl=S`: a usable access token of a served profile. */
+/**
+ * `GET /v1/token?profile=NAME&min_ttl=S[&verify=1]`: a usable access token of a served profile;
+ * with `verify=1` one token info accepts now (renewed when it refuses), answered with `"verified": true`.
+ */
 export const TOKEN_PATH = '/v1/token';
 /** `POST /v1/token/refused` `{"profile", "access_token"}`: the service refused that token (a 401); a renewed one. */
 export const REFUSED_PATH = '/v1/token/refused';
@@ -28,6 +31,8 @@ export interface AgentToken {
   baseUrl: string | undefined;
   /** How the profile's token was obtained (`authorization_code`, `client_credentials`, `implicit`, `personal`). */
   grant?: string | undefined;
+  /** True when the agent asked token info about this token for this answer (`verify=1`) and it was accepted. */
+  verified?: boolean | undefined;
 }
 
 /** What `GET /v1/status` says. */
@@ -57,6 +62,8 @@ export function agentTokenJson(token: AgentToken): Record<string, unknown> {
     profile: token.profile,
     base_url: token.baseUrl ?? null,
     grant: token.grant ?? null,
+    // Only in an answer to `verify=1`: an agent that does not know it never says so.
+    ...(token.verified === true ? { verified: true } : {}),
   };
 }
 
@@ -81,6 +88,7 @@ export function parseAgentToken(json: unknown): AgentToken | undefined {
     profile,
     baseUrl: text(r.base_url),
     grant: text(r.grant),
+    verified: r.verified === true,
   };
 }
 

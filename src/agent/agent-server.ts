@@ -17,8 +17,11 @@ import {
 
 /** Where the agent's tokens come from: the profile's store, renewal and single flight, as every command's. */
 export interface AgentTokens {
-  /** A usable token of `profile`, valid for `minTtl` s at least (renewed first when needed). Throws MmauthError. */
-  get(profile: string, minTtl: number): Promise<AgentToken>;
+  /**
+   * A usable token of `profile`, valid for `minTtl` s at least (renewed first when needed); with
+   * `verify`, one token info accepts now (renewed when it refuses; `verified` set). Throws MmauthError.
+   */
+  get(profile: string, minTtl: number, verify?: boolean): Promise<AgentToken>;
   /** The token to use after the service refused `accessToken` (a 401): renewed, or the same. Throws MmauthError. */
   refused(profile: string, accessToken: string): Promise<AgentToken>;
   /** The served profiles with their base URLs, for `GET /v1/status`. */
@@ -135,7 +138,8 @@ export async function startAgentServer(options: AgentServerOptions): Promise<{ c
         const usage = new MmauthError('usage', `min_ttl must be a whole number of seconds from 0 to ${MAX_MIN_TTL_S}`);
         return { ...log, profile, outcome: outcomeOf(fail(res, usage)) };
       }
-      request = { profile, run: () => options.tokens.get(profile, minTtl) };
+      const verify = url.searchParams.get('verify') === '1';
+      request = { profile, run: () => options.tokens.get(profile, minTtl, verify) };
     } else if (route === `POST ${REFUSED_PATH}`) {
       const bytes = await readCappedBody(req, MAX_BODY_BYTES, () => req.destroy());
       const body = bytes === undefined ? undefined : refusedBody(bytes);

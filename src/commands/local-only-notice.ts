@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { agentSocketOf } from '../settings/settings.js';
 
 /** The commands that act on this machine's own profiles even when an agent is named. */
-const LOCAL_ONLY = new Set(['login', 'logout', 'revoke', 'profile', 'client-credentials', 'refresh', 'info', 'doctor']);
+const LOCAL_ONLY = new Set(['login', 'logout', 'revoke', 'profile', 'client-credentials', 'refresh', 'info']);
 
 /**
  * Says once on stderr, before `command` runs, that it acts on this machine's own profiles while

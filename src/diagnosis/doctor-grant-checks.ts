@@ -120,6 +120,15 @@ export async function checkStoredToken(
           renewal === 'none'
             ? nextStep(profile.lastGrant, profileName)
             : `mmauth refresh${profileName === 'default' ? '' : ` --profile ${profileName}`} (renews, or says to sign in again)`;
+        // A shared token (the server handed it back on renewal: Doorkeeper's reuse_access_token)
+        // ended early: another holder's logout or revoke ended it for every holder.
+        if (token.isShared === true) {
+          return fail(
+            'token',
+            `ended on the server before its expiry: token info refuses it. This server shares one token among the holders of client id ${profile.clientId ?? '(this one)'} (it hands back the token already held: Doorkeeper's reuse_access_token), so another holder's logout or revoke ended it for every holder`,
+            `${fix}; on runners that share the token, end jobs with mmauth logout --local-only (or no logout) (docs: "Fleets and CI runners" in exec-and-programs.md)`,
+          );
+        }
         // A client-credentials token ended early: most likely another holder of the same client id
         // signed in on a server that revokes a client's previous token (Doorkeeper's
         // revoke_previous_client_credentials_token), as CI runners sharing one client do.
@@ -152,7 +161,14 @@ export async function checkStoredToken(
     }
     const left =
       result.info.expiresInSeconds === null ? 'no expiry' : `${formatDuration(result.info.expiresInSeconds)} left`;
-    return ok('token', `active, ${left}, scopes ${result.info.scopes.join(' ') || '(none)'}, renews with: ${renews}`);
+    const shared =
+      token.isShared === true
+        ? "; shared: the server hands back the token it already holds when asked for a new one (Doorkeeper's reuse_access_token), so mmauth renews it once it expires and a logout ends it for every holder"
+        : '';
+    return ok(
+      'token',
+      `active, ${left}, scopes ${result.info.scopes.join(' ') || '(none)'}, renews with: ${renews}${shared}`,
+    );
   } catch (error) {
     return warn('token', `token info could not be asked: ${why(error)}`, 'see the checks above');
   }

@@ -94,6 +94,8 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
       return details.reason === 'base_url'
         ? 'this agent serves another server than the one set here: unset MMAUTH_BASE_URL, or use a profile name the agent serves for that server'
         : 'forward the agent into a private directory of yours on this side (mkdir -m 700 ~/.mmauth; ssh -o ExitOnForwardFailure=yes -R ~/.mmauth/agent.sock:"$MMAUTH_AGENT_SOCK" HOST, with the home directory spelled out) and point MMAUTH_AGENT_SOCK there';
+    case 'agent_outdated':
+      return 'restart the agent with this version of mmauth (mmauth agent --stop, then mmauth agent), or drop --verify';
     case 'profile_not_served':
       return 'start the agent with --profile NAME for each profile it should serve, or choose one it serves (mmauth status)';
     case 'connection_failed':

@@ -30,29 +30,58 @@ function answer(res: ServerResponse, status: number, body: unknown, headers: Rec
   res.end(JSON.stringify(body));
 }
 
+/** The most of a `POST /token/refused` body read: it carries one access token. */
+const MAX_REFUSED_BODY_BYTES = 16 * 1024;
+
+/** The access token a `POST /token/refused` body names (`{"access_token": TOKEN}`), or undefined. */
+async function refusedTokenOf(req: IncomingMessage): Promise<string | undefined> {
+  const { readCappedBody } = await import('../util/read-capped-body.js');
+  const bytes = await readCappedBody(req, MAX_REFUSED_BODY_BYTES, () => req.destroy());
+  try {
+    const json = JSON.parse(Buffer.from(bytes ?? []).toString('utf8')) as Record<string, unknown>;
+    return typeof json.access_token === 'string' && json.access_token !== '' ? json.access_token : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Starts the token endpoint of an `exec` child on 127.0.0.1 (a random port; aws-vault's local
  * credential server): `GET /token` with `Authorization: Bearer <authorization>` answers
  * `{access_token, token_type, expires_in, expires_at}` from `fresh()` (which renews first when
- * stale, one renewal however many requests wait), `Cache-Control: no-store`. Without the right
- * authorization 401; a foreign Host 403 (no DNS rebinding); another path 404, another method
- * 405. Nothing is logged. A failing `fresh()` answers 503 with the reason.
+ * stale, one renewal however many requests wait), `Cache-Control: no-store`; `POST /token/refused`
+ * with `{"access_token": TOKEN}` (the service answered 401 to it) answers the same from
+ * `refused(TOKEN)`: the token to use now, renewed when TOKEN is still the current one (400 for
+ * another body). Without the right authorization 401; a foreign Host 403 (no DNS rebinding);
+ * another path 404, another method 405. Nothing is logged. A failing `fresh()` answers 503 with the reason.
  */
-export async function startTokenServer(fresh: () => Promise<ServedToken>, socketPath?: string): Promise<TokenServer> {
+export async function startTokenServer(
+  fresh: () => Promise<ServedToken>,
+  socketPath?: string,
+  refused: (accessToken: string) => Promise<ServedToken> = () => fresh(),
+): Promise<TokenServer> {
   const authorization = randomBytes(32).toString('base64url');
   let host = '';
-  const handle = (req: IncomingMessage, res: ServerResponse, isSocket: boolean) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, isSocket: boolean) => {
     // No page on another site reaches a Unix socket: its Host is whatever the client says (curl: localhost).
     if (!isSocket && (req.headers.host ?? '').toLowerCase() !== host)
       return answer(res, 403, { error: 'forbidden_host' });
     const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/token') return answer(res, 404, { error: 'not_found' });
-    if (req.method !== 'GET') return answer(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
+    if (path !== '/token' && path !== '/token/refused') return answer(res, 404, { error: 'not_found' });
+    const method = path === '/token' ? 'GET' : 'POST';
+    if (req.method !== method) return answer(res, 405, { error: 'method_not_allowed' }, { allow: method });
     const given = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
     if (given === undefined || !isSameSecret(given, authorization)) {
       return answer(res, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer realm="mmauth exec"' });
     }
-    fresh().then(
+    let served = fresh;
+    if (method === 'POST') {
+      const token = await refusedTokenOf(req);
+      if (token === undefined)
+        return answer(res, 400, { error: 'invalid_request', error_description: 'send {"access_token": TOKEN}' });
+      served = () => refused(token);
+    }
+    served().then(
       (token) =>
         answer(res, 200, {
           access_token: token.accessToken,
@@ -71,7 +100,7 @@ export async function startTokenServer(fresh: () => Promise<ServedToken>, socket
         }),
     );
   };
-  const server = createServer((req, res) => handle(req, res, false));
+  const server = createServer((req, res) => void handle(req, res, false).catch(() => res.destroy()));
   // Only this user's programs get in (attacks N6, N7); short header and request limits, few connections.
   admitOwnUserOnly(server);
   server.keepAliveTimeout = 5_000;
@@ -80,7 +109,10 @@ export async function startTokenServer(fresh: () => Promise<ServedToken>, socket
   await listenOnLoopback(server, 0);
   const port = (server.address() as AddressInfo).port;
   host = `127.0.0.1:${port}`;
-  const socketServer = socketPath === undefined ? undefined : createServer((req, res) => handle(req, res, true));
+  const socketServer =
+    socketPath === undefined
+      ? undefined
+      : createServer((req, res) => void handle(req, res, true).catch(() => res.destroy()));
   if (socketServer !== undefined && socketPath !== undefined) {
     socketServer.requestTimeout = 10_000;
     await new Promise<void>((resolve, reject) => {

@@ -15,6 +15,8 @@ export interface AgentTokenOptions {
   timeout: number;
   /** --deadline: seconds the whole command may take. */
   deadline?: number | undefined;
+  /** --verify: the agent asks token info about the token (and renews it when refused). */
+  verify?: boolean | undefined;
 }
 
 /** An agent's token in the shape of a stored one (never with a refresh token: none crosses the socket). */
@@ -74,7 +76,8 @@ async function assertAgentServer(token: AgentToken, ctx: AppContext): Promise<vo
 /**
  * The token a command hands out when `MMAUTH_AGENT_SOCK` names an agent: asked of
  * the agent on `socketPath` (tokenFromAgent) for --profile or MMAUTH_PROFILE among the agent's
- * profiles (its default without either), valid for --min-ttl; no local file or keyring is read.
+ * profiles (its default without either), valid for --min-ttl (with --verify, one the agent had token
+ * info accept just now, renewed there when refused); no local file or keyring is read.
  * Returns the token, its profile and base URL. Throws `agent_unreachable`, `agent_untrusted` (an
  * untrusted socket, or another server than this side names: assertAgentServer) or the agent's own error.
  */
@@ -87,7 +90,7 @@ export async function agentAccessToken(
   const timeoutMs = Math.max(1, Math.min(options.timeout * 1000, msLeft(deadlineAt(options.deadline))));
   // Loaded here: node:http is no cost of a `token` that reads the local store.
   const { tokenFromAgent } = await import('../agent/agent-client.js');
-  const token = await tokenFromAgent(socketPath, profile, options.minTtl, timeoutMs);
+  const token = await tokenFromAgent(socketPath, profile, options.minTtl, timeoutMs, options.verify === true);
   ctx.secrets.remember(token.accessToken);
   await assertAgentServer(token, ctx);
   return {

@@ -44,7 +44,8 @@ export function earlyRenewalRefusal(token: StoredToken, minTtlS: number, nowMs: 
  * for the asked `minTtl` (a `stat` per request, no other I/O), one load at a time per profile however
  * many clients ask. After a refusal, a renewal only when token info no longer accepts the token
  * within a minute of the last such renewal (refusalGuard, as the proxy). A client's min_ttl renews
- * early only as earlyRenewalRefusal allows, else `token_lifetime_too_short`. Throws what
+ * early only as earlyRenewalRefusal allows, else `token_lifetime_too_short`. With `verify`, token
+ * info is asked (usableAccessToken's --verify: renewed when it refuses). Throws what
  * usableAccessToken and renewToken throw.
  */
 export function agentTokens(
@@ -69,12 +70,14 @@ export function agentTokens(
     baseUrl: h.baseUrl,
     ...(h.stored === undefined ? {} : { grant: h.stored.grant }),
   });
-  const load = (profile: string, minTtl: number): Promise<Held> => {
-    let pending = loading.get(profile);
+  const load = (profile: string, minTtl: number, verify = false): Promise<Held> => {
+    // A load that asks token info is shared only with loads that ask it too.
+    const key = verify ? `${profile}\nverify` : profile;
+    let pending = loading.get(key);
     if (pending === undefined) {
       pending = (async () => {
         const before = await signature();
-        const choice = await usableAccessToken({ profile, minTtl, renew: true, timeout: 30 }, ctx, onWarning);
+        const choice = await usableAccessToken({ profile, minTtl, renew: true, timeout: 30, verify }, ctx, onWarning);
         const listed = (await ctx.openStore()).listOne(profile);
         // A renewal wrote the file: its new version is the one this token belongs to.
         const after = await signature();
@@ -86,14 +89,15 @@ export function agentTokens(
         };
         held.set(profile, entry);
         return entry;
-      })().finally(() => loading.delete(profile));
-      loading.set(profile, pending);
+      })().finally(() => loading.delete(key));
+      loading.set(key, pending);
     }
     return pending;
   };
   return {
-    async get(profile, minTtl) {
-      let entry = held.get(profile);
+    async get(profile, minTtl, verify = false) {
+      // Asked to verify: token info about the token as every command sees it (renewed when refused).
+      let entry = verify ? await load(profile, 0, true) : held.get(profile);
       // The token as every command sees it (renewed only when stale by the usual margin).
       if (
         entry === undefined ||
@@ -114,7 +118,7 @@ export function agentTokens(
           throw new MmauthError('token_lifetime_too_short', `profile "${profile}": ${refusal}`);
         entry = await load(profile, minTtl);
       }
-      return toAgentToken(profile, entry);
+      return { ...toAgentToken(profile, entry), ...(verify ? { verified: true } : {}) };
     },
     async refused(profile, accessToken) {
       const store = await ctx.openStore();

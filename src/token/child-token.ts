@@ -44,7 +44,11 @@ export async function supplyChildToken(
   try {
     if (options.serve === true) {
       const { startTokenServer } = await import('../loopback/token-server.js');
-      server = await startTokenServer(() => keeper.fresh(), join(file.dir, 'token.sock'));
+      server = await startTokenServer(
+        () => keeper.fresh(),
+        join(file.dir, 'token.sock'),
+        (refused) => keeper.refused(refused),
+      );
     }
   } catch (error) {
     await stop();

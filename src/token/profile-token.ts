@@ -6,6 +6,7 @@ import { formatInstant } from '../ui/format.js';
 import { usableAccessToken, type UsableTokenOptions } from './usable-token.js';
 import { agentSocketOf } from '../settings/settings.js';
 import { agentTokenAfterRefusal } from './agent-token.js';
+import { followAgent } from './agent-follower.js';
 import { followProfile } from './profile-follower.js';
 import { keepTokenFresh, type TokenKeeper } from './token-keeper.js';
 
@@ -31,10 +32,17 @@ export async function keepProfileToken(
   onToken: (accessToken: string) => void,
 ): Promise<KeptToken> {
   const first = await usableAccessToken(options, ctx, (line) => out.warn(line));
-  // From an agent: it renews (the keeper asks it again before the token goes stale, and after a refusal).
+  // From an agent: it renews (the keeper asks it again before the token goes stale, and after a
+  // refusal) and follows it: another client's 401 renews the agent's token for every consumer.
   const agentSocket = agentSocketOf(ctx.env);
   if (agentSocket !== undefined) {
     const keeper = keepTokenFresh(first, options, ctx, onToken, (line) => out.warn(line), {
+      follower: followAgent(
+        agentSocket,
+        first.profileName,
+        { accessToken: first.accessToken, baseUrl: first.baseUrl },
+        ctx,
+      ),
       canRenew: true,
       profileName: first.profileName,
       renewAfterRefusal: (accessToken) =>

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { hasErrorCode } from '../errors.js';
+import { hasErrorCode, isMmauthError } from '../errors.js';
 import { endpointsFor } from '../oauth/server-metadata.js';
 import { lookUpTokenInfo, type TokenInfoResult } from '../oauth/token-info.js';
 import type { Profile } from '../store/profile.js';
@@ -34,6 +34,16 @@ function isUnreachable(error: unknown): boolean {
     hasErrorCode(error, 'request_timeout') ||
     hasErrorCode(error, 'tls_failure')
   );
+}
+
+/**
+ * What a failed check of a token through the agent says of it (`status --check`): `unreachable`
+ * when the server gave no answer, null when the agent itself failed (nothing was checked), else
+ * `refused` (token info refused it and it could not be renewed).
+ */
+export function checkAfterFailure(error: unknown): TokenCheck {
+  if (!isMmauthError(error) || error.code.startsWith('agent_') || error.code === 'profile_not_served') return null;
+  return isUnreachable(error) ? 'unreachable' : 'refused';
 }
 
 /**

@@ -67,7 +67,21 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   // The sign-in (login and logout below the command line): one flow, its ports for what only a terminal or a program provides.
   signin: ['context', 'errors', 'grant', 'http', 'loopback', 'oauth', 'settings', 'store', 'ui', 'util'],
   // What `doctor` checks (the machine, the server, the grant), each check a result; the command prints them.
-  diagnosis: ['browser', 'context', 'errors', 'exec', 'grant', 'http', 'oauth', 'settings', 'store', 'ui', 'util'],
+  // agent: a runner fed by the agent is checked through the agent's client (doctor-agent.ts).
+  diagnosis: [
+    'agent',
+    'browser',
+    'context',
+    'errors',
+    'exec',
+    'grant',
+    'http',
+    'oauth',
+    'settings',
+    'store',
+    'ui',
+    'util',
+  ],
   token: [
     'agent',
     'context',

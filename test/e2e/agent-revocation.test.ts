@@ -12,11 +12,13 @@ import { cleanEnv, runCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 
 type Json = Record<string, any>;
+/** One call: when it started, the token or `error:CODE` it got, when it ended (epoch ms, this machine's clock). */
+type Call = [startedAtMs: number, got: string, endedAtMs: number];
 const INDEX = resolve(import.meta.dirname, '../../dist/index.js');
 
 /**
- * A library client asking getToken() every `everyMs` until told to stop, each call as
- * [startedAtMs, token or error code]; with `useAt`, it calls that URL with each token it gets, as a
+ * A library client asking getToken() every `everyMs` until told to stop, each call as a Call;
+ * `calls()` counts those done so far (it says each on stderr); with `useAt`, it calls that URL with each token it gets, as a
  * program does (a server that ends a token on its successor's first use, as Doorkeeper does, learns
  * of the successor this way).
  */
@@ -28,41 +30,55 @@ function libraryClient(env: Record<string, string>, options: { everyMs?: number;
       const started = Date.now();
       try {
         const token = (await getToken()).accessToken;
-        calls.push([started, token]);
+        calls.push([started, token, Date.now()]);
         ${options.useAt === undefined ? '' : `await fetch(${JSON.stringify(options.useAt)}, { headers: { authorization: 'Bearer ' + token } }).then((r) => r.arrayBuffer());`}
-      } catch (error) { calls.push([started, 'error:' + error.code]); }
+      } catch (error) { calls.push([started, 'error:' + error.code, Date.now()]); }
+      process.stderr.write('.');
       await new Promise((r) => setTimeout(r, ${options.everyMs ?? 5}));
     }
     console.log(JSON.stringify(calls));`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: cleanEnv(env) });
   onTestFinished(() => void child.kill('SIGKILL'));
   let out = '';
+  let done = 0;
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const done = new Promise<Array<[number, string]>>((done) =>
-    child.on('close', () => done(JSON.parse(out.trim() || '[]') as Array<[number, string]>)),
+  child.stderr.on('data', (chunk: Buffer) => (done += chunk.toString().split('.').length - 1));
+  const closed = new Promise<Array<Call>>((resolve) =>
+    child.on('close', () => resolve(JSON.parse(out.trim() || '[]') as Array<Call>)),
   );
-  return { stop: () => (child.kill('SIGTERM'), done) };
+  return { calls: () => done, stop: () => (child.kill('SIGTERM'), closed) };
 }
 
-/** The CLI asking `mmauth token` back to back until stopped; each call as [startedAtMs, token or error code]. */
+/** The CLI asking `mmauth token` back to back until stopped; each call as a Call (`calls`: those done so far). */
 function cliClient(env: Record<string, string>) {
-  const calls: Array<[number, string]> = [];
+  const calls: Array<Call> = [];
   let stop = false;
   const loop = (async () => {
     while (!stop) {
       const started = Date.now();
       const result = await runCli(['token', '--json'], { env });
       const json = JSON.parse(result.stdout || '{}') as Json;
-      calls.push([started, result.code === 0 ? (json.access_token as string) : `error:${json.error?.code as string}`]);
+      const got = result.code === 0 ? (json.access_token as string) : `error:${json.error?.code as string}`;
+      calls.push([started, got, Date.now()]);
     }
   })();
   return {
+    calls,
     stop: async () => {
       stop = true;
       await loop;
       return calls;
     },
   };
+}
+
+/** Resolves once `isDone()` holds (checked every 50 ms); fails the test after 30 s. */
+async function until(isDone: () => boolean): Promise<void> {
+  const endAt = Date.now() + 30_000;
+  while (!isDone()) {
+    if (Date.now() > endAt) throw new Error('waited 30 s for the clients');
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 describe('the agent and revocation', () => {
@@ -74,17 +90,22 @@ describe('the agent and revocation', () => {
     const far = farSideEnv(socket);
     const library = libraryClient(far);
     const cli = cliClient(far);
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Counted, not timed: on a loaded machine a spawned `mmauth token` may take a second or more.
+    await until(() => library.calls() >= 3 && cli.calls.length >= 2);
+    const logoutStartedAt = Date.now();
     const logout = await runCli(['logout', '--profile', 'work'], { env });
     expect(logout.code, logout.stderr).toBe(0);
     const loggedOutAt = Date.now();
-    await new Promise((r) => setTimeout(r, 1_500));
+    const startedAfter = () => cli.calls.filter(([started]) => started > loggedOutAt + 100).length;
+    const libraryBefore = library.calls();
+    await until(() => startedAfter() >= 2 && library.calls() >= libraryBefore + 20);
     const [libraryCalls, cliCalls] = await Promise.all([library.stop(), cli.stop()]);
     for (const [name, calls] of [
       ['library', libraryCalls],
       ['cli', cliCalls],
     ] as const) {
-      const before = calls.filter(([started]) => started < loggedOutAt - 500);
+      // Before: calls that ended before the logout began. After: calls that began 100 ms after it ended.
+      const before = calls.filter(([, , ended]) => ended < logoutStartedAt);
       const after = calls.filter(([started]) => started > loggedOutAt + 100);
       expect(before.length, `${name}: calls before the logout`).toBeGreaterThan(0);
       expect(

@@ -14,16 +14,36 @@ import { signIn, startProxy } from '../support/proxy.js';
 import { startRackServer } from '../support/puma.js';
 import { rawGet } from '../support/raw-get.js';
 
-/** Writes `request` to 127.0.0.1:`port` as given and resolves with all that came back within `waitMs`. */
-function rawExchange(port: number, request: string, waitMs = 1_500): Promise<string> {
+/** Whether `answer` holds at least one whole HTTP/1.1 answer (its head, and its body by Content-Length or chunks). */
+function isWholeAnswer(answer: string): boolean {
+  const headEnd = answer.indexOf('\r\n\r\n');
+  if (headEnd === -1) return false;
+  const head = answer.slice(0, headEnd);
+  const body = answer.slice(headEnd + 4);
+  if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) return body.includes('0\r\n\r\n');
+  return body.length >= Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+}
+
+/**
+ * Writes `request` to 127.0.0.1:`port` as given and resolves with all that came back: until the
+ * connection closes, or `quietMs` after a whole answer came (a second answer, a smuggled request's,
+ * would follow at once); bounded by 20 s, so that a loaded machine's slow answer is waited for.
+ */
+function rawExchange(port: number, request: string, quietMs = 500): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let answer = '';
-    const timer = setTimeout(() => {
+    const end = () => {
       socket.destroy();
       resolve(answer);
-    }, waitMs);
-    socket.on('data', (chunk) => (answer += chunk.toString('latin1')));
+    };
+    let timer = setTimeout(end, 20_000);
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('latin1');
+      if (!isWholeAnswer(answer)) return;
+      clearTimeout(timer);
+      timer = setTimeout(end, quietMs);
+    });
     socket.on('error', (error) => {
       clearTimeout(timer);
       reject(error);

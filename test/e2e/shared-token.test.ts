@@ -2,7 +2,8 @@
  * A server that hands back the token already held (Doorkeeper's `reuse_access_token`) has a shared
  * token (decisions 70): against a real Doorkeeper 5.5 issuing 20-second client-credentials tokens,
  * a `mmauth token` loop for 60 s sends at most one token request per lifetime (one more to learn
- * that the server shares), never exits 4, and never hands out a token the server has ended.
+ * that the server shares), never exits 4, and never hands out a token the server has ended; doctor
+ * then names reuse_access_token.
  */
 import { describe, expect, it } from 'vitest';
 import { makeConfigDir, runCli } from '../support/cli.js';
@@ -39,5 +40,12 @@ describe('reuse_access_token: a shared token', () => {
       expect(record, 'a token the server issued').toBeDefined();
       expect(record?.revoked_at_ms === null || (record?.revoked_at_ms ?? 0) > atMs).toBe(true);
     }
+    // doctor names the option the server runs, not the other one (revoke_previous_client_credentials_token).
+    const doctor = await runCli(['doctor', '--json'], { env, timeoutMs: 30_000 });
+    const check = (
+      (JSON.parse(doctor.stdout) as { checks: Array<{ name: string; detail: string }> }).checks ?? []
+    ).find((candidate) => candidate.name === 'token');
+    expect(check?.detail).toContain('reuse_access_token');
+    expect(check?.detail).not.toContain('revoke_previous');
   }, 120_000);
 });

@@ -8,7 +8,7 @@ import type { ProfileStore } from '../../store/profile-store.js';
 import { MAX_TIMER_SECONDS, parseSeconds, PROFILE_HELP, type LocalOptions } from '../options.js';
 import type { Output } from '../../ui/output.js';
 import { withoutAgent } from '../local-only-notice.js';
-import { isVerbose } from '../../settings/settings.js';
+import { agentSocketOf, isVerbose } from '../../settings/settings.js';
 import { selectProfile } from '../../settings/profile-selection.js';
 import { requireProfile } from '../../settings/target.js';
 
@@ -47,13 +47,21 @@ Examples:
 
 /**
  * Runs every check (diagnoseProfile) for the profile and reports each line ok/warn/fail
- * with its fix; --json prints `{profile, ok, checks: [{name, status, detail, fix}]}`. Throws
- * `doctor_failed` (exit 1) after printing when a check failed; warnings alone exit 0.
+ * with its fix; --json prints `{profile, ok, checks: [{name, status, detail, fix}]}`. With
+ * MMAUTH_AGENT_SOCK set, the agent's checks come first (checkAgent: reachable, trusted, its token
+ * active), and a machine with no local profile of that name is checked through the agent alone.
+ * Throws `doctor_failed` (exit 1) after printing when a check failed; warnings alone exit 0.
  */
 export async function runDoctor(options: DoctorOptions, given: AppContext): Promise<void> {
-  // This machine's own profile and setup, whatever agent MMAUTH_AGENT_SOCK names.
+  // This machine's own profile and setup, and the agent MMAUTH_AGENT_SOCK names.
   const ctx = withoutAgent(given);
   const out = await ctx.output();
+  const agentSocket = agentSocketOf(given.env);
+  const named = options.profile ?? (ctx.env.MMAUTH_PROFILE?.trim() || undefined);
+  const agentChecks =
+    agentSocket === undefined
+      ? []
+      : await (await import('../../diagnosis/doctor-agent.js')).checkAgent(agentSocket, named, options.timeout);
   const { CONFIG_FAILURES, diagnoseProfile, diagnoseWithoutConfig } = await import('../../diagnosis/diagnose.js');
   // A config file that cannot be opened is a finding; the checks that need no profile still run.
   let store: ProfileStore;
@@ -65,16 +73,22 @@ export async function runDoctor(options: DoctorOptions, given: AppContext): Prom
     const profileName = options.profile ?? (ctx.env.MMAUTH_PROFILE?.trim() || 'default');
     const fix = hintOf(error, { command: 'doctor', profileName: 'default', origin: undefined });
     const checks = await diagnoseWithoutConfig(error, fix, doctorSettings(options, ctx, out), ctx);
-    return reportChecks(profileName, checks, options, out);
+    return reportChecks(profileName, [...agentChecks, ...checks], options, out);
   }
   const selection = await selectProfile(options.profile, ctx, store);
   const profileName = selection.name;
+  // A runner fed by the agent: nothing of the grant is here, the agent is what there is to check.
+  if (agentSocket !== undefined && store.listOne(profileName) === undefined) {
+    const detail = `none named "${profileName}" here: tokens come from the agent (MMAUTH_AGENT_SOCK)`;
+    const none: Check = { name: 'profile', status: 'skip', detail };
+    return reportChecks(named ?? profileName, [...agentChecks, none], options, out);
+  }
   // A profile named by a rule (not the default) must exist: `doctor --profile typo` is unknown_profile.
   if (selection.selectedBy !== 'default' && store.listOne(profileName) === undefined) {
     requireProfile({ profile: undefined, profileName, store, selection });
   }
   const checks = await diagnoseProfile(store, selection, doctorSettings(options, ctx, out), ctx);
-  reportChecks(profileName, checks, options, out);
+  reportChecks(profileName, [...agentChecks, ...checks], options, out);
 }
 
 /**
