@@ -106,12 +106,13 @@ async function ask(
     }
   }
   // Nothing, not even a token request, goes to a socket another user could have put there.
-  assertTrustedSocket(socketPath);
+  // The location judged, not the path again: a link flipped after the check leads nowhere else.
+  const trusted = assertTrustedSocket(socketPath);
   // Reads go straight to the request's handler (onread), not through a readable stream: about
   // 0.5 ms less of Node's first-use work in a process that asks once, as `mmauth token` does.
   const fresh: AgentConnection = {
     socket: connect({
-      path: socketPath,
+      path: trusted,
       onread: {
         buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
         callback: (bytes, buffer) => {

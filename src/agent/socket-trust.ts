@@ -8,6 +8,9 @@ import { MmauthError } from '../errors.js';
  * user could have used to put it there. Checked on the path's real location (links resolved).
  */
 
+/** The longest path a Unix socket address holds (sun_path, 108 bytes with its NUL on Linux). */
+const MAX_SOCKET_PATH_BYTES = 108;
+
 /** This process's uid; where there is none (Windows), undefined and no check applies. */
 const myUid = (): number | undefined => (typeof process.getuid === 'function' ? process.getuid() : undefined);
 
@@ -36,6 +39,17 @@ const isSticky = (stats: Stats): boolean => (stats.mode & 0o1000) !== 0;
 
 /** Why `socketPath` is not to be trusted by user `uid`, in words, or undefined when it may be. */
 export function socketDistrust(socketPath: string, uid: number): string | undefined {
+  return judgeSocket(socketPath, uid).why;
+}
+
+/**
+ * The real location of `socketPath` (links resolved; undefined when it is missing) and why user
+ * `uid` may not trust it (undefined when it may). A trusted real location is one no other user can
+ * change: every directory on the way is this user's or root's and writable by nobody else unless
+ * sticky, so connecting to that location (never again to the path given, whose links another user
+ * may flip meanwhile) reaches the socket judged.
+ */
+function judgeSocket(socketPath: string, uid: number): { real: string | undefined; why: string | undefined } {
   let real: string;
   let socket: Stats;
   try {
@@ -43,8 +57,13 @@ export function socketDistrust(socketPath: string, uid: number): string | undefi
     socket = statSync(real);
   } catch {
     // Missing: the connection says so (agent_unreachable); nothing was there to trust.
-    return undefined;
+    return { real: undefined, why: undefined };
   }
+  return { real, why: distrustOf(real, socket, uid) };
+}
+
+/** Why the socket at real location `real` (its `socket` stats) is not to be trusted by `uid`, or undefined. */
+function distrustOf(real: string, socket: Stats, uid: number): string | undefined {
   if (!socket.isSocket()) return `${real} is not a socket`;
   // Root may use another user's socket bound into a directory only root can write (a container's
   // bind mount at /run/mmauth.sock): no other user could have put it there.
@@ -71,15 +90,20 @@ export function socketDistrust(socketPath: string, uid: number): string | undefi
 }
 
 /**
- * Throws `agent_untrusted` (exit 3) when the agent socket at `socketPath` is not this user's (or
- * root's), or lies where another user could have put it (socketDistrust); nothing has been sent to it
- * then. A missing path passes: connecting to it fails as `agent_unreachable`. No-op without uids.
+ * The path to connect to for the agent socket at `socketPath`: its real location, judged once
+ * (judgeSocket), so that a link another user flips after the check leads nowhere else. Throws
+ * `agent_untrusted` (exit 3) when the socket is not this user's (or root's), or lies where another
+ * user could have put it; nothing has been sent to it then. A missing path is returned as given:
+ * connecting to it fails as `agent_unreachable`. Without uids (Windows), or when the real location
+ * is too long for a socket address, the path as given.
  */
-export function assertTrustedSocket(socketPath: string): void {
+export function assertTrustedSocket(socketPath: string): string {
   const uid = myUid();
-  if (uid === undefined) return;
-  const why = socketDistrust(socketPath, uid);
-  if (why === undefined) return;
+  if (uid === undefined) return socketPath;
+  const { real, why } = judgeSocket(socketPath, uid);
+  // A real location longer than a socket address holds (108 bytes) is reached by the path given.
+  if (why === undefined)
+    return real !== undefined && Buffer.byteLength(real) < MAX_SOCKET_PATH_BYTES ? real : socketPath;
   throw new MmauthError('agent_untrusted', `not using the agent socket ${socketPath}: ${why}`, {
     details: { socket: socketPath },
   });

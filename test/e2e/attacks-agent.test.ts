@@ -181,6 +181,40 @@ describe.runIf(isRoot)('A5: a socket another user bound (the attacker is uid 655
     expect(recorder.seen).toEqual([]);
   }, 60_000);
 
+  it("a link another user flips between this user's agent and theirs after the trust check: no request reaches theirs (the location judged is the one connected to)", async () => {
+    const recorder = await startRecorder();
+    const mine = agentSocketPath();
+    const own = await startFakeAgent(mine, recorder.baseUrl, 1);
+    // The attacker's own directory, its socket in it, and the link it flips there as fast as it can.
+    const theirs = mkdtempSync(join(tmpdir(), 'mmauth-theirs-'));
+    onTestFinished(() => rmSync(theirs, { recursive: true, force: true }));
+    const { chownSync } = await import('node:fs');
+    chownSync(theirs, OTHER_UID, OTHER_UID);
+    chmodSync(theirs, 0o755);
+    const squatter = await startFakeAgent(join(theirs, 'evil.sock'), recorder.baseUrl, 1, OTHER_UID);
+    const flip = `const fs = require('node:fs'); const [dir, a, b] = process.argv.slice(1);
+      for (let i = 0; ; i++) { const next = dir + '/l' + (i % 2); try { fs.unlinkSync(next); } catch {}
+        fs.symlinkSync(i % 2 ? a : b, next); fs.renameSync(next, dir + '/agent.sock'); }`;
+    const flipper = spawn(process.execPath, ['-e', flip, theirs, mine, join(theirs, 'evil.sock')], {
+      uid: OTHER_UID,
+      gid: OTHER_UID,
+      env: {},
+      cwd: '/',
+    });
+    onTestFinished(() => void flipper.kill('SIGKILL'));
+    const link = join(theirs, 'agent.sock');
+    const until = Date.now() + 10_000;
+    while (!existsSync(link) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    const exits: Array<number | null> = [];
+    for (let run = 0; run < 40; run++) exits.push((await runCli(['token'], { env: farSideEnv(link) })).code);
+    flipper.kill('SIGKILL');
+    // Each run used this user's agent (exit 0) or judged the attacker's and sent it nothing (exit 3).
+    expect(exits.every((code) => code === 0 || code === 3)).toBe(true);
+    expect(exits.filter((code) => code === 0).length).toBeGreaterThan(0);
+    expect(squatter.requests()).toEqual([]);
+    expect(own.requests().length).toBe(exits.filter((code) => code === 0).length);
+  }, 120_000);
+
   it("A1: with XDG_RUNTIME_DIR unset and the temporary directory's mmauth-agent-UID taken first by another user, the agent starts, and a second start finds it", async () => {
     const emulator = await startTestEmulator({ autoApprove: true });
     const { configDir, env } = await hostProfiles(emulator);
