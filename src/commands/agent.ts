@@ -1,4 +1,4 @@
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import type { AppContext } from '../context.js';
 import { MmauthError } from '../errors.js';
@@ -139,7 +139,7 @@ export async function runAgent(options: AgentOptions, ctx: AppContext): Promise<
   await serveAgent(socket, profiles, options, local, out);
 }
 
-/** Serves until Ctrl-C or SIGTERM (--foreground), then removes the socket. */
+/** Serves until Ctrl-C, SIGTERM or `--stop` (--foreground), then removes the socket and the directory made for it. */
 async function serveAgent(
   socket: string,
   profiles: string[],
@@ -147,7 +147,7 @@ async function serveAgent(
   ctx: AppContext,
   out: Output,
 ): Promise<void> {
-  const [{ rmSync }, { startAgentServer }, { agentTokens }, { describeFailure }] = await Promise.all([
+  const [{ rmSync, rmdirSync }, { startAgentServer }, { agentTokens }, { describeFailure }] = await Promise.all([
     import('node:fs'),
     import('../agent/agent-server.js'),
     import('../token/agent-tokens.js'),
@@ -191,4 +191,12 @@ async function serveAgent(
   await whenAborted(AbortSignal.any([ctx.signal, stop.signal]), ['SIGTERM', 'SIGHUP']);
   await server.close();
   rmSync(socket, { force: true });
+  // The directory made for it (mmauth-agent-…, as a background start names it too) goes, once empty.
+  if (basename(dirname(socket)).startsWith('mmauth-agent-')) {
+    try {
+      rmdirSync(dirname(socket));
+    } catch {
+      // Another agent's socket is in it (one per config directory), or it is gone already.
+    }
+  }
 }

@@ -38,6 +38,8 @@ export interface ProfileStatusJson {
   state: TokenState;
   expires_in: number | null;
   expires_at: string | null;
+  /** When mmauth received the token (its sign-in or last renewal); null without one. */
+  obtained_at: string | null;
   has_client_secret: boolean;
   /** What token info said with --check; null when not checked. */
   check: TokenCheck;

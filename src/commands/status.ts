@@ -3,13 +3,12 @@ import type { AppContext } from '../context.js';
 import { agentSocketOf } from '../settings/settings.js';
 import { MmauthError } from '../errors.js';
 import { LOST_KEY } from '../store/credential-vault.js';
-import type { ListedProfile } from '../store/profile-listing.js';
-import { formatDuration, formatInstant, maskToken } from '../ui/format.js';
-import { secondsLeft, type TokenState } from '../store/token-state.js';
+import { formatInstant, maskToken } from '../ui/format.js';
 import { nextStep } from '../settings/next-step.js';
+import { secondsLeft } from '../store/token-state.js';
 import { MAX_TIMER_SECONDS, parseSeconds, withLocalOptions, type LocalOptions } from './options.js';
 import { renewalOf, type RenewalKind } from '../grant/renewal.js';
-import type { TokenCheck } from '../token/token-check.js';
+import { describeState, obtainedWords } from '../token/token-words.js';
 
 const RENEWAL_WORDS: Record<RenewalKind, string> = {
   refresh_token: 'refresh token',
@@ -45,34 +44,6 @@ Examples:
   $ mmauth status --check`,
     )
     .action(async (options) => runStatus(options, ctx));
-}
-
-function describeState(state: TokenState, profile: ListedProfile, nowMs: number, check: TokenCheck): string {
-  const token = profile.token;
-  const verdict =
-    check === 'active'
-      ? 'active (token info accepts it)'
-      : check === 'refused'
-        ? 'refused by token info (revoked or invalid)'
-        : check === 'unreachable'
-          ? 'valid by its expiry; not checked: its server could not be reached'
-          : 'valid (by its expiry; not checked)';
-  switch (state) {
-    case 'none':
-      return 'none';
-    case 'expired':
-      return `expired at ${formatInstant(Date.parse(token?.expiresAt ?? ''))}`;
-    case 'no_expiry':
-      // The verdict's own parenthesis carries "no expiry": one clause, not two.
-      return verdict
-        .replace('valid (by its expiry; not checked)', 'valid (no expiry; not checked)')
-        .replace(
-          /^(active \(token info accepts it\)|refused by token info \(revoked or invalid\)|valid by its expiry; not checked: its server could not be reached)$/,
-          '$1, no expiry',
-        );
-    case 'valid':
-      return `${verdict}, ${formatDuration(token === undefined ? 0 : (secondsLeft(token, nowMs) ?? 0))} left (until ${formatInstant(Date.parse(token?.expiresAt ?? ''))})`;
-  }
 }
 
 /**
@@ -123,6 +94,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
           state,
           expires_in: token === undefined ? null : (secondsLeft(token, nowMs) ?? null),
           expires_at: token?.expiresAt === undefined ? null : formatInstant(Date.parse(token.expiresAt)),
+          obtained_at: token === undefined ? null : formatInstant(Date.parse(token.obtainedAt)),
           has_client_secret: profile.hasClientSecret,
           check,
           credentials_lost: lost !== undefined,
@@ -154,6 +126,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
           ? LOST_KEY
           : `${describeState(state, profile, nowMs, check)}   ${profile.token?.plainAccessToken === undefined ? '(sealed)' : maskToken(profile.token.plainAccessToken)}`,
     );
+    if (profile.token !== undefined) out.field('obtained', obtainedWords(profile.token.obtainedAt, nowMs));
     out.field('client secret', profile.hasClientSecret ? (lost === undefined ? 'stored' : LOST_KEY) : 'not stored');
     out.field(
       'credentials',

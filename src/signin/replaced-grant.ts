@@ -122,7 +122,7 @@ async function endReplacedGrant(
       // Rebound to another server or client: what it had replaced is ended at its own origin now.
       const { revoked, failure } = await revokeReplacedTokens(server, client, replaced.replacedTokens);
       if (failure !== undefined) throw failure;
-      if (revoked > 0) out.info(`  Revoked ${revoked} earlier token(s) it had replaced.`);
+      if (revoked > 0) out.info(`  Ended ${revoked} earlier token(s) it had replaced (revoked now, or already ended).`);
     }
     const { result, accessToken } = await endGrant(old, target, ctx, (line) => out.info(`  ${line}`));
     const fields = grantEndFields(result);

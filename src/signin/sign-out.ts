@@ -140,7 +140,7 @@ async function endReplacedTokens(
   const { revoked, failure } = await revokeReplacedTokens(grant.server, grant.client, tokens);
   if (failure !== undefined) throw failure;
   out.info(
-    `Revoked ${revoked} earlier token(s) mmauth had replaced without ending (a client-credentials renewal or a new login leaves the old token live for programs that hold it).`,
+    `Ended ${revoked} earlier token(s) mmauth had replaced without ending (a client-credentials renewal or a new login leaves the old one to programs that may hold it): each is revoked now, or was already ended on the server (revocation answers alike, RFC 7009 §2.2).`,
   );
   return revoked;
 }

@@ -156,6 +156,38 @@ export function keepTokenFresh(
     backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
   };
 
+  /** The token after the service refused `accessToken`: see TokenKeeper.refused. */
+  const refusedNow = async (accessToken: string): Promise<ServedToken> => {
+    if (inFlight !== undefined) await inFlight;
+    const elsewhere = keeperOptions.renewAfterRefusal;
+    if (elsewhere !== undefined) {
+      if (current.accessToken === accessToken) adopt(await elsewhere(accessToken));
+      schedule();
+      return served();
+    }
+    const name = keeperOptions.profileName;
+    if (current.accessToken !== accessToken || !canRenew || name === undefined) return served();
+    // Soon after a refusal renewed, a further one renews only when token info no longer accepts the token (P4).
+    if (!(await guard.shouldRenew(accessToken))) return served();
+    if (inFlight !== undefined) await inFlight;
+    const stored = current.stored;
+    if (current.accessToken !== accessToken || stored === undefined) return served();
+    guard.renewed();
+    const target = {
+      profileName: name,
+      store: await ctx.openStore(),
+      timeoutSeconds: options.timeout,
+      onStored: adopt,
+    };
+    await (inFlight = renewToken(stored, { ...target, isAccessTokenRefused: true }, ctx)
+      .then(adopt)
+      .finally(() => {
+        inFlight = undefined;
+        schedule();
+      }));
+    return served();
+  };
+
   let syncing: Promise<void> | undefined;
   const startSync = () =>
     (syncing ??= sync().finally(() => {
@@ -177,34 +209,21 @@ export function keepTokenFresh(
       return served();
     },
     async refused(accessToken) {
-      if (inFlight !== undefined) await inFlight;
-      const elsewhere = keeperOptions.renewAfterRefusal;
-      if (elsewhere !== undefined) {
-        if (current.accessToken === accessToken) adopt(await elsewhere(accessToken));
-        schedule();
-        return served();
+      // The child is told nothing by its 401s; the user is, once in a while, when no other token comes of them.
+      const served = await refusedNow(accessToken).catch((error: unknown) => {
+        warn(
+          'refused',
+          `the service refused the child's token (HTTP 401) and it could not be renewed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+        throw error;
+      });
+      if (served.accessToken === accessToken) {
+        warn(
+          'refused',
+          "the service refused the child's token (HTTP 401) and mmauth has no other to give it (token info still accepts it, or it cannot be renewed here): the child's calls may keep failing; mmauth status --check says whether the token lives",
+        );
       }
-      const name = keeperOptions.profileName;
-      if (current.accessToken !== accessToken || !canRenew || name === undefined) return served();
-      // Soon after a refusal renewed, a further one renews only when token info no longer accepts the token (P4).
-      if (!(await guard.shouldRenew(accessToken))) return served();
-      if (inFlight !== undefined) await inFlight;
-      const stored = current.stored;
-      if (current.accessToken !== accessToken || stored === undefined) return served();
-      guard.renewed();
-      const target = {
-        profileName: name,
-        store: await ctx.openStore(),
-        timeoutSeconds: options.timeout,
-        onStored: adopt,
-      };
-      await (inFlight = renewToken(stored, { ...target, isAccessTokenRefused: true }, ctx)
-        .then(adopt)
-        .finally(() => {
-          inFlight = undefined;
-          schedule();
-        }));
-      return served();
+      return served;
     },
     async stop() {
       isStopped = true;

@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, agentSocketPath, doorkeeperAgent, farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
 import { runCli } from '../support/cli.js';
@@ -246,6 +246,10 @@ describe.runIf(isRoot)('A5: a socket another user bound (the attacker is uid 655
       env: { ...agentEnv, MMAUTH_AGENT_SOCK: started.socket },
     });
     expect(stop.code, stop.stderr).toBe(0);
+    // The directory made for it goes with it (bounded: the agent removes it once it has stopped answering).
+    const goneBy = Date.now() + 10_000;
+    while (existsSync(dirname(started.socket)) && Date.now() < goneBy) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(dirname(started.socket))).toBe(false);
   }, 60_000);
 });
 

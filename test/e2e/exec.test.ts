@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, cleanEnv, HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
+import { inS, storedToken, writeProfiles } from '../support/profiles.js';
 
 const CHILD = resolve(import.meta.dirname, '../support/exec-child.mjs');
 
@@ -142,6 +143,24 @@ describe('mmauth exec', () => {
     });
     expect(through.status, String(through.stderr)).toBe(0);
     expect(Buffer.compare(through.stdout, alone.stdout)).toBe(0);
+  });
+
+  it("exec --proxy is not silent while the service refuses its child's token and no other can be had: one warning on stderr", async () => {
+    const emulator = await startTestEmulator();
+    const configDir = makeConfigDir();
+    // A token the service does not know, with no refresh token: nothing can renew it here.
+    writeProfiles(configDir, {
+      default: { base_url: emulator.baseUrl, client_id: 'mmauth-demo', token: storedToken('unknown-token', inS(3600)) },
+    });
+    const script = `(async () => { for (let i = 0; i < 3; i++) console.log((await fetch(process.env.MMAUTH_API_URL + '/api/me')).status); })()`;
+    const result = await runCli(['exec', '--proxy', '--', process.execPath, '-e', script], {
+      env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_CREDENTIAL_STORE: 'file' },
+      timeoutMs: 30_000,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trim().split('\n')).toEqual(['401', '401', '401']);
+    // Said once (rate-limited), not once per call.
+    expect(result.stderr.match(/the service refused the child's token \(HTTP 401\)/g)).toHaveLength(1);
   });
 
   it('no usable token: exit 4 as `token` does, and the child is not started', async () => {

@@ -51,6 +51,8 @@ describe('mmauth status over several profiles', () => {
       ],
     });
     expect(status.profiles[0].expires_in).toBeGreaterThan(7100);
+    // When each token was obtained (runners sharing a client compare these).
+    expect(Math.abs(Date.parse(status.profiles[0].obtained_at) - Date.now())).toBeLessThan(120_000);
     expect(ci.stdout).not.toContain(storedAccessToken(configDir, 'ci'));
 
     const human = await runCli(['status'], { env: { MMAUTH_CONFIG_DIR: configDir, MMAUTH_PROFILE: 'pat' } });
@@ -58,6 +60,7 @@ describe('mmauth status over several profiles', () => {
     expect(human.stdout).toBe('');
     expect(human.stderr).toContain(`Config file: ${join(configDir, 'config.json')}`);
     expect(human.stderr).toMatch(/▸ pat \(selected\)/);
+    expect(human.stderr).toMatch(/obtained: +\S+ \(\d+[dhms]\S* ago\)/);
     expect(human.stderr).toMatch(/token:\s+valid \(by its expiry; not checked\), \d+h( \d+m)? left \(until /);
     expect(human.stderr).toMatch(/token:\s+valid \(no expiry; not checked\)/);
     expect(human.stderr).not.toContain(emulator.personalAccessToken);
