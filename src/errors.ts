@@ -46,6 +46,9 @@ export const ERROR_CODES = [
   'request_timeout',
   'tls_failure',
   'callback_timeout',
+  'device_code_expired',
+  'device_flow_unavailable',
+  'device_access_denied',
   'deadline_exceeded',
   // Refused (exit 4).
   'not_logged_in',

@@ -19,6 +19,9 @@ export interface EmulatorCommandOptions {
   state?: string;
   /** --client-secret-file PATH: the demo client's secret, fixed. */
   clientSecretFile?: string;
+  /** --device-interval and --device-lifetime: the device grant's poll interval and code lifetime, seconds. */
+  deviceInterval: number;
+  deviceLifetime: number;
 }
 
 function parsePort(value: string): number {
@@ -52,7 +55,12 @@ export function registerEmulator(program: Command, ctx: AppContext): void {
     .option('--port <port>', 'port on 127.0.0.1 (0 picks a free one)', parsePort, 4010)
     .option('--token-ttl <seconds>', 'access token lifetime; 0 for tokens that never expire', parseSeconds(0), 7200)
     .option('--no-refresh-tokens', 'issue no refresh tokens (on by default, for the code flow only)')
-    .option('--auto-approve', 'skip the sign-in and consent pages: approve every valid request')
+    .option(
+      '--auto-approve',
+      'skip the sign-in and consent pages: approve every valid request (and a device code opened by its complete address)',
+    )
+    .option('--device-interval <seconds>', 'seconds between device-code polls (RFC 8628 interval)', parseSeconds(1), 5)
+    .option('--device-lifetime <seconds>', 'seconds a device code lives', parseSeconds(1), 600)
     .addOption(
       new Option(
         '--flavor <name>',
@@ -103,6 +111,8 @@ export async function runEmulator(options: EmulatorCommandOptions, ctx: AppConte
     autoApprove: options.autoApprove === true,
     flavor: options.flavor,
     refreshTokens: options.refreshTokens,
+    deviceIntervalS: options.deviceInterval,
+    deviceLifetimeS: options.deviceLifetime,
   });
   if (options.json === true) {
     ctx.stdout.write(

@@ -34,6 +34,8 @@ export interface ProfileStatusJson {
   base_url: string | null;
   client_id: string | null;
   grant: string | null;
+  /** `device` for a grant signed in from another device (RFC 8628); else null. */
+  flow: 'device' | null;
   scope: string | null;
   state: TokenState;
   expires_in: number | null;

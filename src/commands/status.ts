@@ -90,6 +90,7 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
           base_url: profile.baseUrl ?? null,
           client_id: profile.clientId ?? null,
           grant: token?.grant ?? null,
+          flow: token === undefined ? null : token.viaDevice === true ? 'device' : null,
           scope: token?.scope ?? profile.scope ?? null,
           state,
           expires_in: token === undefined ? null : (secondsLeft(token, nowMs) ?? null),
@@ -116,7 +117,10 @@ export async function runStatus(options: StatusOptions, ctx: AppContext): Promis
     out.info(`${name === selected ? '▸' : ' '} ${name}${name === selected ? ' (selected)' : ''}`);
     out.field('base URL', profile.baseUrl ?? '(not set)');
     out.field('client id', profile.clientId ?? '(not set)');
-    out.field('grant', profile.token?.grant ?? '(no token)');
+    out.field(
+      'grant',
+      `${profile.token?.grant ?? '(no token)'}${profile.token?.viaDevice === true ? ' (signed in from another device)' : ''}`,
+    );
     out.field('scopes', profile.token?.scope ?? profile.scope ?? '(not set)');
     out.field(
       'token',

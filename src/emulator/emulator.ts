@@ -22,6 +22,10 @@ export interface EmulatorOptions {
   flavor?: EmulatorFlavor;
   /** The `doorkeeper6` issuer (Doorkeeper's `issuer` setting); default the emulator's base URL. */
   issuer?: string;
+  /** Seconds between device-code polls (RFC 8628 `interval`; default 5); a sooner poll is `slow_down`. */
+  deviceIntervalS?: number;
+  /** Seconds a device code lives (RFC 8628 `expires_in`; default 600). */
+  deviceLifetimeS?: number;
   /** The demo client's id (default `mmauth-demo`). */
   clientId?: string;
   /** The demo client's secret (default: random). */
@@ -71,6 +75,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     tokenTtlS: options.tokenTtlS ?? 7200,
     nowMs: options.nowMs ?? Date.now,
     hasRefreshTokens: options.refreshTokens ?? true,
+    ...(options.deviceIntervalS === undefined ? {} : { deviceIntervalS: options.deviceIntervalS }),
+    ...(options.deviceLifetimeS === undefined ? {} : { deviceLifetimeS: options.deviceLifetimeS }),
   });
   const redirectUri = `http://127.0.0.1${options.redirectPath ?? '/callback'}`;
   const saved = options.stateFile === undefined ? undefined : readStateFile(options.stateFile);

@@ -1,5 +1,10 @@
 import { escapeHtml } from '../util/escape-html.js';
 
+/** A page of the emulator's own: `body` (HTML) under the common header, titled `title`. */
+export function renderPage(title: string, body: string): string {
+  return layout(title, body);
+}
+
 function layout(title: string, body: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">

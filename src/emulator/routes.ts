@@ -5,6 +5,7 @@ import type { EmulatorFlavor, EndpointContext, EndpointHandler } from './endpoin
 import { apiEcho, apiMe } from './endpoints/api.js';
 import { introspectEndpoint } from './endpoints/introspect.js';
 import { metadataEndpoint } from './endpoints/metadata.js';
+import { deviceAuthorizationEndpoint, devicePageGet, devicePagePost } from './endpoints/device.js';
 import { revokeEndpoint } from './endpoints/revoke.js';
 import { tokenInfoEndpoint } from './endpoints/token-info.js';
 import { tokenEndpoint } from './endpoints/token.js';
@@ -62,6 +63,9 @@ const ROUTES: Readonly<Record<string, EndpointHandler>> = {
   'POST /oauth2/authorize': authorizePost,
   'POST /oauth2/sign_in': signIn,
   'POST /oauth2/token': tokenEndpoint,
+  'POST /oauth2/authorize_device': deviceAuthorizationEndpoint,
+  'GET /oauth2/device': devicePageGet,
+  'POST /oauth2/device': devicePagePost,
   'GET /oauth2/token/info': tokenInfoEndpoint,
   'POST /oauth2/revoke': revokeEndpoint,
   'POST /oauth2/introspect': introspectEndpoint,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { isSameSecret } from '../util/constant-time.js';
 import type { AccessTokenRecord, EmulatorClient, EmulatorUser } from './records.js';
+import { DeviceCodes } from './device-codes.js';
 import { RefreshTokens } from './refresh-tokens.js';
 
 export type { AccessTokenRecord, EmulatorClient, EmulatorUser };
@@ -32,6 +33,10 @@ export interface EmulatorStateOptions {
   tokenTtlS: number;
   /** Whether the code flow also gets a refresh token (Doorkeeper's `use_refresh_token`). */
   hasRefreshTokens?: boolean;
+  /** Seconds between device-code polls (RFC 8628 §3.2 `interval`; default 5). */
+  deviceIntervalS?: number;
+  /** Seconds a device code lives (`expires_in`; default 600). */
+  deviceLifetimeS?: number;
   nowMs: () => number;
 }
 
@@ -70,11 +75,14 @@ export class EmulatorState {
 
   readonly refreshTokens = new RefreshTokens();
   readonly hasRefreshTokens: boolean;
+  /** The device authorization grant's codes (RFC 8628). */
+  readonly deviceCodes: DeviceCodes;
 
   constructor(options: EmulatorStateOptions) {
     this.tokenTtlS = options.tokenTtlS;
     this.nowMs = options.nowMs;
     this.hasRefreshTokens = options.hasRefreshTokens ?? true;
+    this.deviceCodes = new DeviceCodes(options.deviceIntervalS ?? 5, options.deviceLifetimeS ?? 600, options.nowMs);
   }
 
   /** Counts of what is held, for tests and load checks. */

@@ -58,6 +58,12 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
             : 'omit --redirect-uri to let mmauth pick a free port (the server accepts any port on 127.0.0.1), or pass another port';
     case 'port_not_allowed':
       return 'pass --redirect-uri with a port above 1023';
+    case 'device_code_expired':
+      return 'run mmauth login --device again, and enter the new code before it expires';
+    case 'device_flow_unavailable':
+      return 'if the server offers the device grant at an address of its own (GitLab: BASE/oauth/authorize_device), give it once with --device-authorization-url URL; else sign in with the browser (mmauth login) or in two steps (--start, --complete)';
+    case 'device_access_denied':
+      return 'the code was denied on the verification page: run mmauth login --device again and approve it there';
     case 'callback_timeout':
       if (details.cookie === 'missing') {
         return 'use a browser, or a BROWSER command that keeps cookies (curl: -c /dev/null turns its cookie engine on); or mmauth login --no-browser and open the URL yourself';

@@ -192,7 +192,9 @@ async function renewOnce(
       }
       throw error;
     }
-    const minted = toStoredToken(response, token.grant, ctx.nowMs(), token.scope ?? current.scope ?? 'service');
+    const issued = toStoredToken(response, token.grant, ctx.nowMs(), token.scope ?? current.scope ?? 'service');
+    // A device sign-in stays one across its renewals (status says how the grant began).
+    const minted = token.viaDevice === true ? { ...issued, viaDevice: true } : issued;
     // The same access token back (reuse_access_token), or a server known to do so: a shared token.
     // Handed back, it keeps the expiry it was issued with (its stated rest is rounded).
     const isSame = minted.accessToken === token.accessToken;

@@ -10,6 +10,11 @@ export interface Endpoints {
   revoke: URL;
   /** Token introspection (RFC 7662; Doorkeeper's, not in the spec): doctor proves a client secret there. */
   introspect: URL;
+  /**
+   * The device authorization endpoint (RFC 8628 §3.1), where the server offers the device grant: its
+   * metadata's `device_authorization_endpoint`, or a profile's setting; undefined where it offers none.
+   */
+  deviceAuthorization?: URL | undefined;
   /** The issuer the server's metadata names (RFC 8414 §2); undefined without metadata (the base URL is used). */
   issuer?: string | undefined;
   /** The metadata says every authorization response carries `iss` (RFC 9207 §2.4): one without it is refused. */

@@ -65,6 +65,7 @@ export async function fetchServerMetadata(server: ServerConfiguration): Promise<
       tokenEndpoint: endpointOf(json, 'token_endpoint', origin),
       revocationEndpoint: endpointOf(json, 'revocation_endpoint', origin),
       introspectionEndpoint: endpointOf(json, 'introspection_endpoint', origin),
+      deviceAuthorizationEndpoint: endpointOf(json, 'device_authorization_endpoint', origin),
       isIssRequired: json.authorization_response_iss_parameter_supported === true,
       codeChallengeMethods: stringList(json.code_challenge_methods_supported),
       responseTypes: stringList(json.response_types_supported),
@@ -91,6 +92,7 @@ export function endpointOffOrigin(metadata: ServerMetadata, origin: string): str
     metadata.tokenEndpoint,
     metadata.revocationEndpoint,
     metadata.introspectionEndpoint,
+    metadata.deviceAuthorizationEndpoint,
   ];
   return named.find((given) => given !== undefined && (!URL.canParse(given) || new URL(given).origin !== origin));
 }
@@ -119,6 +121,10 @@ export function withMetadata(endpoints: Endpoints, metadata: ServerMetadata | nu
     token: pick(metadata.tokenEndpoint, endpoints.token),
     revoke: pick(metadata.revocationEndpoint, endpoints.revoke),
     introspect: pick(metadata.introspectionEndpoint, endpoints.introspect),
+    deviceAuthorization:
+      metadata.deviceAuthorizationEndpoint === undefined
+        ? endpoints.deviceAuthorization
+        : new URL(metadata.deviceAuthorizationEndpoint),
     issuer: metadata.issuer,
     isIssRequired: metadata.isIssRequired,
   };

@@ -52,6 +52,8 @@ export interface ServerMetadata {
   tokenEndpoint: string | undefined;
   revocationEndpoint: string | undefined;
   introspectionEndpoint: string | undefined;
+  /** `device_authorization_endpoint` (RFC 8628 §4): the server offers the device authorization grant. */
+  deviceAuthorizationEndpoint?: string | undefined;
   /** `authorization_response_iss_parameter_supported`: every authorization response must carry `iss` (RFC 9207 §2.4). */
   isIssRequired: boolean;
   /** `code_challenge_methods_supported`, when listed. */

@@ -19,6 +19,8 @@ export interface SignInOptions extends LoginSettingsOptions, StorageOptions {
   wait: number;
   /** Seconds, for each request. */
   timeout: number;
+  /** The server's device authorization endpoint where its metadata names none (RFC 8628 §3.1); kept in the profile. */
+  deviceAuthorizationUrl?: string | undefined;
 }
 
 /** Notices settling a sign-in may raise (the file fallback of credentials, a callback path shared). */
@@ -44,8 +46,10 @@ export interface SignInDraft {
   clientSecret: string | undefined;
   isImplicit: boolean;
   probe: boolean;
-  /** Seconds to wait for the browser. */
+  /** Seconds to wait for the browser (or, signing in on another device, for the approval). */
   waitS: number;
+  /** The device authorization endpoint given (option) or kept (profile), where the metadata names none. */
+  deviceAuthorizationUrl: string | undefined;
   /** How the grant is stored: keyring or file, checked before any request (prepareStoring). */
   intent: WriteIntent;
   /** Bounds and trace of the requests that end a replaced grant. */
@@ -98,6 +102,7 @@ export async function prepareSignIn(
     isImplicit,
     probe: options.probe,
     waitS: options.wait,
+    deviceAuthorizationUrl: options.deviceAuthorizationUrl ?? usable?.deviceAuthorizationUrl,
     intent,
     run: { timeout: options.timeout, ...(options.verbose === undefined ? {} : { verbose: options.verbose }) },
   };

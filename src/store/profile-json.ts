@@ -1,6 +1,6 @@
 import { TOKEN_ORIGINS } from '../oauth/wire.js';
 import { isRecord } from '../util/is-record.js';
-import { instant, ProfileFormatError, word } from './stored-values.js';
+import { instant, ProfileFormatError, splitChain, word } from './stored-values.js';
 import {
   decodeReplacedTokens,
   encodeReplacedTokens,
@@ -119,6 +119,7 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
       refreshToken: word(secretField(t, 'refreshToken', `${where}.token`, sealing), `${where}.token.refresh_token`),
       verifiedAt: instant(optionalString(t, 'verified_at', `${where}.token`), `${where}.token.verified_at`),
       ...(t.shared === true ? { isShared: true } : {}),
+      ...(t.device === true ? { viaDevice: true } : {}),
     };
   }
   const lastGrant = isRecord(json.token) ? json.token.grant : json.last_grant;
@@ -132,6 +133,7 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
     scope: optionalString(json, 'scope', where),
     redirectUri: optionalString(json, 'redirect_uri', where),
     callbackPath: optionalString(json, 'callback_path', where),
+    deviceAuthorizationUrl: optionalString(json, 'device_authorization_url', where),
     lastGrant: token?.grant ?? TOKEN_ORIGINS.find((origin) => origin === lastGrant),
     pendingLogin:
       sealing.kind === 'omitted' ? undefined : parsePending(json.pending_login, `${where}.pending_login`, sealing),
@@ -141,12 +143,6 @@ export function parseProfile(json: unknown, where: string, secrets?: ProfileSecr
     serverMetadata: parseServerMetadata(json.server_metadata),
     token,
   };
-}
-
-/** The stored chain (space-separated access tokens) as a list; undefined when empty. */
-function splitChain(value: string | undefined): string[] | undefined {
-  const tokens = (value ?? '').split(' ').filter((token) => token !== '');
-  return tokens.length === 0 ? undefined : tokens;
 }
 
 function parsePending(json: unknown, where: string, sealed: Sealing): PendingLogin | undefined {
@@ -198,6 +194,7 @@ export function serializeProfile(
   put('scope', profile.scope);
   put('redirect_uri', profile.redirectUri);
   put('callback_path', profile.callbackPath);
+  put('device_authorization_url', profile.deviceAuthorizationUrl);
   put('last_grant', profile.token?.grant ?? profile.lastGrant);
   if (profile.chainToRetire?.length) put('chain_to_retire', secret(profile.chainToRetire.join(' ')));
   put('replaced_tokens', secret(encodeReplacedTokens(profile.replacedTokens)));
@@ -233,6 +230,7 @@ export function serializeProfile(
     if (t.expiresAt !== undefined) token.expires_at = t.expiresAt;
     if (t.verifiedAt !== undefined) token.verified_at = t.verifiedAt;
     if (t.isShared === true) token.shared = true;
+    if (t.viaDevice === true) token.device = true;
     if (t.refreshToken !== undefined && sealed === undefined) token.refresh_token = t.refreshToken;
     if (sealed !== undefined && accessTokenRef !== undefined) token.access_token_ref = accessTokenRef;
     out.token = token;

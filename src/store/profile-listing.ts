@@ -47,6 +47,7 @@ export function listProfile(json: unknown, where: string): ListedProfile {
             accessTokenRef: accessTokenRefOf(json),
             hasRefreshToken: token.refreshToken !== undefined,
             ...(token.isShared === true ? { isShared: true } : {}),
+            ...(token.viaDevice === true ? { viaDevice: true } : {}),
           },
     hasClientSecret: clientSecret !== undefined,
     hasPendingLogin: pendingLogin !== undefined,

@@ -35,6 +35,8 @@ export interface StoredToken {
    * a shared token, renewed no more than once per lifetime, once it has expired.
    */
   isShared?: boolean | undefined;
+  /** Signed in by the device authorization grant (RFC 8628): a code-flow grant in every other way. */
+  viaDevice?: boolean | undefined;
 }
 
 /** A named set of settings plus at most one token. */
@@ -48,6 +50,11 @@ export interface Profile {
   redirectUri: string | undefined;
   /** The loopback redirect URI's path, when not /callback (a distinct path per server: mix-up defence). */
   callbackPath?: string | undefined;
+  /**
+   * The server's device authorization endpoint (RFC 8628 §3.1) where its metadata names none (GitLab's
+   * `/oauth/authorize_device`): `login --device-authorization-url`, kept like the callback path.
+   */
+  deviceAuthorizationUrl?: string | undefined;
   token: StoredToken | undefined;
   /** How the profile's latest token was obtained, kept after the token is gone (for the next step). */
   lastGrant: TokenOrigin | undefined;

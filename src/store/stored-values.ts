@@ -25,3 +25,9 @@ export function instant<T extends string | undefined>(value: T, where: string): 
   }
   return value;
 }
+
+/** The stored chain (space-separated access tokens) as a list; undefined when empty. */
+export function splitChain(value: string | undefined): string[] | undefined {
+  const tokens = (value ?? '').split(' ').filter((token) => token !== '');
+  return tokens.length === 0 ? undefined : tokens;
+}

@@ -49,6 +49,7 @@ describe('runStatus (in-process, fixed clock)', () => {
         grant:         client_credentials
         scopes:        service
         token:         expired at 2026-11-23T11:59:50Z   BBBB…BBBB
+        obtained:      2026-11-23T11:59:00Z (1m ago)
         client secret: not stored
         credentials:   in the file, plain text
         renews with:   none
@@ -59,6 +60,7 @@ describe('runStatus (in-process, fixed clock)', () => {
         grant:         authorization_code
         scopes:        service
         token:         valid (by its expiry; not checked), 1h 59m left (until 2026-11-23T13:59:59Z)   AAAA…AAAA
+        obtained:      2026-11-23T11:59:00Z (1m ago)
         client secret: stored
         credentials:   in the file, plain text
         renews with:   none
@@ -69,6 +71,7 @@ describe('runStatus (in-process, fixed clock)', () => {
         grant:         personal
         scopes:        service
         token:         valid (no expiry; not checked)   CCCC…CCCC
+        obtained:      2026-11-23T11:59:00Z (1m ago)
         client secret: not stored
         credentials:   in the file, plain text
         renews with:   none

@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { MmauthError } from '../../errors.js';
 import { isCi } from '../../ui/prompts.js';
+import { reasonNotToOpen } from '../../browser/open-browser.js';
 import { redactUrl, SecretScrubber } from '../../http/redact.js';
 import { reportNewToken } from '../../ui/token-report.js';
 import { startWaitIndicator } from '../../ui/wait-indicator.js';
@@ -39,6 +40,19 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   // The server's metadata (RFC 8414), read once the local checks passed: its endpoints and its issuer from here on.
   const plan = await draft.discover();
   const baseUrl = plan.served.endpoints.baseUrl;
+  // No browser can open here and the server offers the device grant: the code on another device
+  // beats an address to paste back (--paste keeps that).
+  const whyNot = ctx.env.BROWSER?.trim() ? undefined : reasonNotToOpen(ctx.env, ctx.platform);
+  if (!isImplicit && options.browser && options.paste !== true && whyNot !== undefined) {
+    const device = await import('./login-device.js');
+    const endpoint = device.deviceEndpointOf(plan);
+    if (endpoint !== undefined) {
+      out.info(
+        `No browser can open here (${whyNot}): signing in from another device (--paste keeps the address to paste back).`,
+      );
+      return device.signInOnDevice(plan, endpoint, options, ctx, out);
+    }
+  }
   // Loaded here, not at start-up: the paste readers pull in node:readline.
   const [{ readPastedLines }, { readPastedLinesOnTerminal }] = await Promise.all([
     import('../../ui/paste.js'),

@@ -25,6 +25,12 @@ export interface LoginOptions extends ClientOptions, StorageOptions {
   replace?: boolean;
   /** false with --no-probe: do not ask the authorization endpoint before waiting. */
   probe: boolean;
+  /** Sign in on another device (RFC 8628 device authorization grant). */
+  device?: boolean;
+  /** The server's device authorization endpoint where its metadata names none; kept in the profile. */
+  deviceAuthorizationUrl?: string;
+  /** Keep the browser address to paste back where no browser can open, even where the device grant is offered. */
+  paste?: boolean;
   /** Two-step login, step one: store the request, print the URL, do not listen. */
   start?: boolean;
   /** Two-step login, step two: the redirect URL the browser ended on, or `-` for stdin. */

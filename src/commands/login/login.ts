@@ -33,6 +33,24 @@ export function registerLogin(program: Command, ctx: AppContext): void {
     )
     .option('--no-browser', 'do not open a browser; print the URL only')
     .addOption(
+      new Option('--device', 'sign in on another device: enter a short code there (RFC 8628 device grant)').conflicts([
+        'implicit',
+        'redirectUri',
+        'start',
+        'complete',
+        'paste',
+        'withToken',
+      ]),
+    )
+    .option(
+      '--device-authorization-url <url>',
+      "the server's device authorization endpoint where its metadata names none (GitLab: BASE/oauth/authorize_device); kept in the profile",
+    )
+    .option(
+      '--paste',
+      'where no browser can open, print the address and read back the one the browser ended on (not the device grant)',
+    )
+    .addOption(
       new Option(
         '--implicit',
         'use the implicit flow (token in the URL fragment; deprecated, RFC 9700 §2.1.2; no client secret)',
@@ -76,6 +94,7 @@ Examples:
   $ MMAUTH_CLIENT_SECRET=… mmauth login --scope "service userinfo.email" --no-browser
   $ mmauth login --redirect-uri http://127.0.0.1:8976/callback --profile work
   $ mmauth login --implicit --client-id abc123
+  $ mmauth login --device                # on a machine with no browser: enter a short code on another device
   $ mmauth login --with-token --base-url https://maps.example.com < token.txt
 
 For programs and remote machines (two steps, nothing listens; --json everywhere):
@@ -99,6 +118,10 @@ export async function runLogin(options: LoginOptions, ctx: AppContext): Promise<
   }
   if (options.verify === false) {
     throw new MmauthError('usage', '--no-verify only applies to --with-token');
+  }
+  if (options.device === true) {
+    await (await import('./login-device.js')).runDeviceLogin(options, ctx);
+    return;
   }
   if (options.start === true || options.complete !== undefined) {
     const twoStep = await import('./login-two-step.js');

@@ -8,6 +8,10 @@ import { redirectUriMatches } from '../redirect-uri.js';
 import { DESCRIPTIONS, sendJson, sendOAuthError } from '../responses.js';
 import { lifetimeS, type AccessTokenRecord, type EmulatorClient, type EmulatorState } from '../state.js';
 import type { EndpointHandler } from './context.js';
+import { deviceCodeGrant } from './device.js';
+
+/** RFC 8628 §3.4's grant type (the emulator imports nothing of the client's oauth layer but the wire). */
+const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 
 function tokenResponse(record: AccessTokenRecord, refreshToken?: string): TokenResponseWire {
   const body: TokenResponseWire = {
@@ -107,12 +111,13 @@ function authorizationCodeGrant(
   sendJson(res, 200, tokenResponse(access, refresh));
 }
 
-/** `POST /oauth2/token` (RFC 6749 §4.1.3, §4.4.2; spec §4.2), with Doorkeeper's errors (as servers of the family do). */
+/** `POST /oauth2/token` (RFC 6749 §4.1.3, §4.4.2, RFC 8628 §3.4; spec §4.2), with Doorkeeper's errors (as servers of the family do). */
 export const tokenEndpoint: EndpointHandler = ({ req, res, form }, { state }) => {
   const grantType = form.get('grant_type');
   if (grantType === null || grantType === '') return missingParameter(res, 'grant_type');
   const isRefresh = grantType === 'refresh_token' && state.hasRefreshTokens;
-  if (grantType !== 'authorization_code' && grantType !== 'client_credentials' && !isRefresh) {
+  const isDevice = grantType === DEVICE_CODE_GRANT_TYPE;
+  if (grantType !== 'authorization_code' && grantType !== 'client_credentials' && !isRefresh && !isDevice) {
     sendOAuthError(res, 400, 'unsupported_grant_type');
     return;
   }
@@ -123,6 +128,8 @@ export const tokenEndpoint: EndpointHandler = ({ req, res, form }, { state }) =>
   }
   if (grantType === 'client_credentials') {
     clientCredentialsGrant(res, form, state, client);
+  } else if (isDevice) {
+    deviceCodeGrant(res, form, state, client, (access, refresh) => sendJson(res, 200, tokenResponse(access, refresh)));
   } else if (grantType === 'refresh_token') {
     refreshTokenGrant(res, form, state, client);
   } else {

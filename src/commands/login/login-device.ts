@@ -1,0 +1,66 @@
+import type { AppContext } from '../../context.js';
+import { MmauthError } from '../../errors.js';
+import { prepareSignIn, type SignInPlan } from '../../signin/sign-in-plan.js';
+import { showDeviceCode } from '../../ui/device-code-view.js';
+import type { Output } from '../../ui/output.js';
+import { reportNewToken } from '../../ui/token-report.js';
+import { startWaitIndicator } from '../../ui/wait-indicator.js';
+import type { LoginOptions } from './login-options.js';
+
+/**
+ * The device authorization endpoint of `plan` (RFC 8628 §4): the one given or kept in the profile
+ * (--device-authorization-url), else the one the server's metadata names; undefined where neither.
+ * Throws `usage` for a setting that is no absolute URL.
+ */
+export function deviceEndpointOf(plan: SignInPlan): URL | undefined {
+  const given = plan.deviceAuthorizationUrl;
+  if (given === undefined) return plan.served.endpoints.deviceAuthorization;
+  if (!URL.canParse(given))
+    throw new MmauthError('usage', `--device-authorization-url "${given}" is not an absolute URL`);
+  return new URL(given);
+}
+
+/**
+ * Signs in on another device (signin/device-sign-in.ts, RFC 8628) with the terminal's ports: what
+ * the code grants and where to enter it (showDeviceCode; the device code never), a wait indicator
+ * until the approval, then the token reported (`--json`: `"flow": "device"`). Throws what
+ * deviceSignIn throws.
+ */
+export async function signInOnDevice(
+  plan: SignInPlan,
+  endpoint: URL,
+  options: LoginOptions,
+  ctx: AppContext,
+  out: Output,
+): Promise<void> {
+  const { deviceSignIn } = await import('../../signin/device-sign-in.js');
+  const ports = {
+    show: (view: Parameters<typeof showDeviceCode>[1]) => showDeviceCode(out, view),
+    startWait: (deadlineMs: number) => startWaitIndicator(out, 'Waiting for the approval', deadlineMs, ctx.nowMs),
+    notices: out,
+  };
+  const signedIn = await deviceSignIn(plan, endpoint, ports, ctx);
+  const headline = `Logged in to ${signedIn.baseUrl} (profile "${plan.profileName}") from another device`;
+  reportNewToken(out, signedIn.token, plan.profileName, options.json === true, headline, {
+    replaced: signedIn.replaced,
+    flow: 'device',
+  });
+}
+
+/**
+ * `mmauth login --device`: the device authorization grant (RFC 8628) where the server offers it
+ * (its metadata, or --device-authorization-url on the profile's origin). Throws
+ * `device_flow_unavailable` where it offers none, and what signInOnDevice throws.
+ */
+export async function runDeviceLogin(options: LoginOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const plan = await (await prepareSignIn(options, ctx, out)).discover();
+  const endpoint = deviceEndpointOf(plan);
+  if (endpoint === undefined) {
+    throw new MmauthError(
+      'device_flow_unavailable',
+      `${plan.served.endpoints.baseUrl} names no device authorization endpoint in its metadata, and none is set for profile "${plan.profileName}"`,
+    );
+  }
+  await signInOnDevice(plan, endpoint, options, ctx, out);
+}
