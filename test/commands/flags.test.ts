@@ -28,6 +28,9 @@ async function optionsFor(argv: string[]): Promise<Record<string, unknown> | { e
   return recorded ?? {};
 }
 
+/** The emulator's device grant settings by default: a poll every 5 s, codes for 10 minutes. */
+const DEVICE_DEFAULTS = { deviceInterval: 5, deviceLifetime: 600 };
+
 describe('flags → options', () => {
   it.each<[string[], Record<string, unknown>]>([
     [['token'], { minTtl: 0, renew: true, timeout: 30 }],
@@ -80,11 +83,18 @@ describe('flags → options', () => {
     ],
     [['revoke', '--client-secret-stdin'], { timeout: 30, clientSecretStdin: true }],
     [['logout', '--local-only'], { timeout: 30, localOnly: true }],
-    [['emulator'], { port: 4010, tokenTtl: 7200, flavor: 'spec', refreshTokens: true }],
-    [['emulator', '--no-refresh-tokens'], { port: 4010, tokenTtl: 7200, flavor: 'spec', refreshTokens: false }],
+    [['emulator'], { port: 4010, tokenTtl: 7200, flavor: 'spec', refreshTokens: true, ...DEVICE_DEFAULTS }],
+    [
+      ['emulator', '--no-refresh-tokens'],
+      { port: 4010, tokenTtl: 7200, flavor: 'spec', refreshTokens: false, ...DEVICE_DEFAULTS },
+    ],
+    [
+      ['emulator', '--device-interval', '1', '--device-lifetime', '30'],
+      { port: 4010, tokenTtl: 7200, flavor: 'spec', refreshTokens: true, deviceInterval: 1, deviceLifetime: 30 },
+    ],
     [
       ['emulator', '--port', '0', '--token-ttl', '0', '--flavor', 'doorkeeper5', '--auto-approve'],
-      { port: 0, tokenTtl: 0, flavor: 'doorkeeper5', autoApprove: true, refreshTokens: true },
+      { port: 0, tokenTtl: 0, flavor: 'doorkeeper5', autoApprove: true, refreshTokens: true, ...DEVICE_DEFAULTS },
     ],
   ])('%j', async (argv, expected) => {
     expect(await optionsFor(argv)).toEqual(expected);
