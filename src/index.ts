@@ -6,6 +6,6 @@
  */
 export { getToken, type Token, type TokenOptions } from './library/get-token.js';
 export { createTokenSource, type TokenSource } from './library/token-source.js';
-export { login, logout, type LoginOptions, type LogoutResult } from './library/login.js';
+export { login, logout, type DeviceCode, type LoginOptions, type LogoutResult } from './library/login.js';
 export { LoginRequiredError } from './library/library-errors.js';
 export { ERROR_CODES, MmauthError, isMmauthError, type ErrorCode } from './errors.js';

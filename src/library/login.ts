@@ -34,6 +34,33 @@ export interface LoginOptions {
   wait?: number;
   /** Environment variables read instead of the process's (MMAUTH_CONFIG_DIR, MMAUTH_CLIENT_SECRET, …). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * `device`: sign in from another device (RFC 8628 device authorization grant) where the server
+   * offers it; `onDeviceCode` then shows the code. Default `browser` (the code flow on a loopback listener).
+   */
+  flow?: 'browser' | 'device';
+  /** With `flow: 'device'`: shows the user the code and where to enter it (required then). A rejection ends the login. */
+  onDeviceCode?: (code: DeviceCode) => unknown;
+  /** The server's device authorization endpoint where its metadata names none (kept in the profile). */
+  deviceAuthorizationUrl?: string;
+}
+
+/** What a device sign-in shows the user (RFC 8628 §3.2): never the device code, a secret of the sign-in. */
+export interface DeviceCode {
+  /** The code the user enters, e.g. `BCDF-GHJK`. */
+  readonly userCode: string;
+  /** Where the user enters it, on any device. */
+  readonly verificationUri: string;
+  /** The address with the code in it (a QR code's content), or null when the server gives none. */
+  readonly verificationUriComplete: string | null;
+  /** When the code expires. */
+  readonly expiresAt: Date;
+  /** Seconds between polls, as the server asked. */
+  readonly interval: number;
+  /** The client, scopes (space-separated) and host the code signs in: say them before the code. */
+  readonly clientId: string;
+  readonly scope: string;
+  readonly host: string;
 }
 
 /** A program's sign-in says nothing: notices go nowhere. */
@@ -71,6 +98,9 @@ function programPorts(openBrowser: (url: string) => unknown): SignInPorts {
  * command line stores it (keyring or file by the same rules; the grant it replaces ended). Never
  * prompts, never prints. With no client secret, the token endpoint is asked first whether the
  * client is public (assertPublicClient): a confidential one fails before any browser opens.
+ * With `flow: 'device'`, the device authorization grant (RFC 8628) instead: `onDeviceCode` shows
+ * the code, and the terminal-free sign-in ends as `mmauth login --device` does
+ * (`device_flow_unavailable`, `device_access_denied`, `device_code_expired`).
  * Rejects with MmauthErrors (exitCode as the CLI's): `client_secret_required`, `no_client_id`,
  * `no_base_url`, `no_browser` (the opener failed), `callback_timeout` (after `wait`),
  * `interrupted` (`signal`), `authorization_error`, `token_endpoint_error`, `iss_mismatch`, and the
@@ -78,9 +108,11 @@ function programPorts(openBrowser: (url: string) => unknown): SignInPorts {
  */
 export async function login(options: LoginOptions = {}): Promise<Token> {
   const secret = options.clientSecret === undefined ? {} : { MMAUTH_CLIENT_SECRET: options.clientSecret };
+  // Ends the sign-in on the caller's signal, or when a device sign-in's onDeviceCode rejects.
+  const ended = new AbortController();
   const ctx: AppContext = createLibraryContext(
     { ...options.env, ...secret },
-    options.signal ?? new AbortController().signal,
+    options.signal === undefined ? ended.signal : AbortSignal.any([options.signal, ended.signal]),
   );
   try {
     const draft = await prepareSignIn(
@@ -90,6 +122,9 @@ export async function login(options: LoginOptions = {}): Promise<Token> {
         ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
         ...(options.scope === undefined ? {} : { scope: options.scope }),
         ...(options.redirectUri === undefined ? {} : { redirectUri: options.redirectUri }),
+        ...(options.deviceAuthorizationUrl === undefined
+          ? {}
+          : { deviceAuthorizationUrl: options.deviceAuthorizationUrl }),
         probe: true,
         wait: options.wait ?? 300,
         timeout: 30,
@@ -97,6 +132,7 @@ export async function login(options: LoginOptions = {}): Promise<Token> {
       ctx,
       SILENT,
     );
+    if (options.flow === 'device') return await deviceLogin(draft, options, ctx, ended);
     // No opener given and none the system can start (CI, SSH, no display): say so now, not after `wait`.
     if (options.openBrowser === undefined && !process.env.BROWSER) {
       const { reasonNotToOpen } = await import('../browser/open-browser.js');
@@ -117,6 +153,59 @@ export async function login(options: LoginOptions = {}): Promise<Token> {
   } catch (error) {
     throw toLibraryError(error, ctx.secrets);
   }
+}
+
+/**
+ * `login()` with `flow: 'device'` (RFC 8628): the device sign-in (signin/device-sign-in.ts) with
+ * `onDeviceCode` showing the code; the grant stored as `mmauth login --device` stores it. Throws
+ * `usage` without `onDeviceCode`, `device_flow_unavailable`, and what deviceSignIn throws.
+ */
+async function deviceLogin(
+  draft: Awaited<ReturnType<typeof prepareSignIn>>,
+  options: LoginOptions,
+  ctx: AppContext,
+  ended: AbortController,
+): Promise<Token> {
+  const show = options.onDeviceCode;
+  if (show === undefined)
+    throw new MmauthError('usage', "login() with flow 'device' needs onDeviceCode to show the code");
+  const plan = await draft.discover();
+  const [{ deviceEndpointOf, deviceFlowUnavailable }, { deviceSignIn }] = await Promise.all([
+    import('../signin/device-endpoint.js'),
+    import('../signin/device-sign-in.js'),
+  ]);
+  const endpoint = deviceEndpointOf(plan);
+  if (endpoint === undefined) throw deviceFlowUnavailable(plan);
+  // A callback that rejects ends the sign-in with its error: polling stops, nothing is stored.
+  let failShown: (error: unknown) => void = () => undefined;
+  const showFailed = new Promise<never>((_, reject) => {
+    failShown = reject;
+  });
+  showFailed.catch(() => undefined);
+  const ports = {
+    show: (view: Parameters<Parameters<typeof deviceSignIn>[2]['show']>[0]) => {
+      const code: DeviceCode = Object.freeze({
+        userCode: view.userCode,
+        verificationUri: view.verificationUri,
+        verificationUriComplete: view.verificationUriComplete ?? null,
+        expiresAt: new Date(view.expiresAtMs),
+        interval: view.intervalS,
+        clientId: view.clientId,
+        scope: view.scope,
+        host: view.host,
+      });
+      Promise.resolve()
+        .then(() => show(code))
+        .catch((error: unknown) => {
+          failShown(error);
+          ended.abort();
+        });
+    },
+    startWait: () => ({ stop: () => undefined }),
+    notices: SILENT,
+  };
+  const signedIn = await Promise.race([deviceSignIn(plan, endpoint, ports, ctx), showFailed]);
+  return toToken(signedIn.token, signedIn.token.accessToken, signedIn.profileName, signedIn.baseUrl);
 }
 
 /** What `logout` ended. */

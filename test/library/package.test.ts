@@ -5,11 +5,11 @@
  * imports it from an ES module, `require()`s it from CommonJS, and runs docs/examples against the
  * emulator. And the import rule: the library's entry loads no command-line package.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 import { runCommand, type CommandResult } from '../support/run-command.js';
@@ -172,6 +172,39 @@ describe('login() and logout() from the packed library', () => {
     }
     expect(emulator.state.liveTokens().filter((token) => token.grant !== 'personal')).toEqual([]);
   });
+
+  it("docs/examples/device-login.mjs: login({ flow: 'device' }) shows the code through onDeviceCode, and the grant is the CLI's once the complete address is opened", async () => {
+    const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper6', deviceIntervalS: 1 });
+    const configDir = makeConfigDir();
+    const env = emulator.env(configDir, { MMAUTH_CREDENTIAL_STORE: 'file' }) as Record<string, string>;
+    const child = spawn(process.execPath, ['device-login.mjs'], {
+      cwd: project,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    });
+    onTestFinished(() => void child.kill('SIGKILL'));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const complete = await new Promise<string>((found, fail) => {
+      const timer = setTimeout(() => fail(new Error(`no complete address within 20 s: ${stderr}`)), 20_000);
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const match = /or open (\S+)/.exec(stderr);
+        if (match?.[1] !== undefined) {
+          clearTimeout(timer);
+          found(match[1]);
+        }
+      });
+    });
+    expect(stderr).toContain('Enter this code only for a sign-in you started yourself.');
+    expect(stderr).toMatch(/enter the code [B-Z]{4}-[B-Z]{4}/);
+    expect(await (await fetch(complete)).text()).toContain('Device approved');
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(stdout.trim())).toEqual({ signedIn: 'default', baseUrl: emulator.baseUrl });
+    const cli = await runCli(['status', '--json'], { env: { MMAUTH_CONFIG_DIR: configDir } });
+    expect(JSON.parse(cli.stdout).profiles[0]).toMatchObject({ flow: 'device', state: 'valid' });
+  }, 60_000);
 
   it('a confidential client without a secret fails before any browser opens (client_secret_required, exit code 2)', async () => {
     const emulator = await startTestEmulator({ autoApprove: true, flavor: 'doorkeeper5' });

@@ -45,7 +45,8 @@ export async function runBrowserLogin(options: LoginOptions, ctx: AppContext): P
   const whyNot = ctx.env.BROWSER?.trim() ? undefined : reasonNotToOpen(ctx.env, ctx.platform);
   if (!isImplicit && options.browser && options.paste !== true && whyNot !== undefined) {
     const device = await import('./login-device.js');
-    const endpoint = device.deviceEndpointOf(plan);
+    const { deviceEndpointOf } = await import('../../signin/device-endpoint.js');
+    const endpoint = deviceEndpointOf(plan);
     if (endpoint !== undefined) {
       out.info(
         `No browser can open here (${whyNot}): signing in from another device (--paste keeps the address to paste back).`,

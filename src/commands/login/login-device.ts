@@ -1,24 +1,11 @@
 import type { AppContext } from '../../context.js';
-import { MmauthError } from '../../errors.js';
+import { deviceEndpointOf, deviceFlowUnavailable } from '../../signin/device-endpoint.js';
 import { prepareSignIn, type SignInPlan } from '../../signin/sign-in-plan.js';
 import { showDeviceCode } from '../../ui/device-code-view.js';
 import type { Output } from '../../ui/output.js';
 import { reportNewToken } from '../../ui/token-report.js';
 import { startWaitIndicator } from '../../ui/wait-indicator.js';
 import type { LoginOptions } from './login-options.js';
-
-/**
- * The device authorization endpoint of `plan` (RFC 8628 §4): the one given or kept in the profile
- * (--device-authorization-url), else the one the server's metadata names; undefined where neither.
- * Throws `usage` for a setting that is no absolute URL.
- */
-export function deviceEndpointOf(plan: SignInPlan): URL | undefined {
-  const given = plan.deviceAuthorizationUrl;
-  if (given === undefined) return plan.served.endpoints.deviceAuthorization;
-  if (!URL.canParse(given))
-    throw new MmauthError('usage', `--device-authorization-url "${given}" is not an absolute URL`);
-  return new URL(given);
-}
 
 /**
  * Signs in on another device (signin/device-sign-in.ts, RFC 8628) with the terminal's ports: what
@@ -56,11 +43,6 @@ export async function runDeviceLogin(options: LoginOptions, ctx: AppContext): Pr
   const out = await ctx.output();
   const plan = await (await prepareSignIn(options, ctx, out)).discover();
   const endpoint = deviceEndpointOf(plan);
-  if (endpoint === undefined) {
-    throw new MmauthError(
-      'device_flow_unavailable',
-      `${plan.served.endpoints.baseUrl} names no device authorization endpoint in its metadata, and none is set for profile "${plan.profileName}"`,
-    );
-  }
+  if (endpoint === undefined) throw deviceFlowUnavailable(plan);
   await signInOnDevice(plan, endpoint, options, ctx, out);
 }
