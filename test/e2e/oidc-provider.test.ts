@@ -19,6 +19,7 @@ import { runHeadlessBrowser } from '../../src/demo/headless-browser.js';
 import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli, summaryLines } from '../support/cli.js';
 import { readConfig, readConfigText, storedAccessToken as storedToken } from '../support/emulator.js';
 import { PUBLIC_CLIENT_ID, startTestProvider, type TestProvider } from '../support/oidc-provider.js';
+import { openChromiumPage } from '../support/chromium-page.js';
 
 /** A user agent that signs in but stops before the loopback redirect, so the test holds the callback URL. */
 const remoteAgent = {
@@ -295,4 +296,38 @@ describe('interop with oidc-provider (OpenID Certified)', () => {
     },
     30_000,
   );
+});
+
+describe('device login against oidc-provider (OpenID Certified)', () => {
+  it('login --device by its metadata: Chromium types the code, signs in and consents; the token is active, renews, and logout ends it', async () => {
+    const provider = await startTestProvider();
+    const configDir = makeConfigDir();
+    const env = envFor(provider, configDir, { MMAUTH_CREDENTIAL_STORE: 'file' });
+    const login = startCli(['login', '--device', '--json'], { env, timeoutMs: 90_000 });
+    const [, uri, code] = await login.waitForStderr(/Open (\S+) on any device and enter the code:\s+(\S+)/, 20_000);
+    const page = await openChromiumPage();
+    await page.goto(uri ?? '');
+    await page.fill('input[name="user_code"]', code ?? '');
+    await page.click('button[type="submit"]');
+    // oidc-provider's development pages: confirm the code, sign in (any login), consent.
+    for (let step = 0; step < 6 && !(await page.content()).includes('Sign-in Success'); step++) {
+      if (await page.locator('input[name="login"]').count()) {
+        await page.fill('input[name="login"]', 'demo');
+        await page.fill('input[name="password"]', 'demo');
+      }
+      await page.click('button[type="submit"]');
+      await page.waitForLoadState('load');
+    }
+    const result = await login.done;
+    expect(result.code, result.stderr).toBe(0);
+    const document = JSON.parse(result.stdout) as Record<string, any>;
+    expect(document).toMatchObject({ flow: 'device', grant: 'authorization_code' });
+    expect(await provider.isActive(document.access_token as string)).toBe(true);
+    const refreshed = await runCli(['refresh', '--json'], { env });
+    expect(refreshed.code, refreshed.stderr).toBe(0);
+    const renewed = (JSON.parse(refreshed.stdout) as Record<string, any>).access_token as string;
+    expect(await provider.isActive(renewed)).toBe(true);
+    expect((await runCli(['logout'], { env })).code).toBe(0);
+    expect(await provider.isActive(renewed)).toBe(false);
+  }, 120_000);
 });

@@ -28,7 +28,8 @@ export interface TestProvider {
  * Starts panva's oidc-provider (OpenID Certified) in-process on 127.0.0.1 port 0, with routes
  * `/oauth2/authorize`, `/oauth2/token`, `/oauth2/revoke`, `/oauth2/introspect`, a native
  * confidential client (client_secret_post; redirect URI http://127.0.0.1/callback, any port per
- * RFC 8252 §7.3), PKCE required, and its development login/consent pages. Closed when the test ends.
+ * RFC 8252 §7.3), PKCE required, the device authorization grant (RFC 8628: /device/auth, the user code
+ * page at /device), and its development login/consent pages. Closed when the test ends.
  */
 export async function startTestProvider(): Promise<TestProvider> {
   const requests: ReceivedRequest[] = [];
@@ -69,7 +70,12 @@ export async function startTestProvider(): Promise<TestProvider> {
         client_secret: clientSecret,
         application_type: 'native',
         redirect_uris: ['http://127.0.0.1/callback'],
-        grant_types: ['authorization_code', 'client_credentials', 'refresh_token'],
+        grant_types: [
+          'authorization_code',
+          'client_credentials',
+          'refresh_token',
+          'urn:ietf:params:oauth:grant-type:device_code',
+        ],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_post',
         scope: 'openid service userinfo.email',
@@ -100,6 +106,8 @@ export async function startTestProvider(): Promise<TestProvider> {
       revocation: { enabled: true },
       introspection: { enabled: true },
       devInteractions: { enabled: true },
+      // RFC 8628: the device authorization endpoint in the metadata, the user code page at /device.
+      deviceFlow: { enabled: true },
     },
     cookies: { keys: ['mmauth-test-cookie-key'] },
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
