@@ -14,6 +14,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { cleanEnv, makeConfigDir, runCli, startCli, type RunningCli } from '../support/cli.js';
 import { openChromiumPage } from '../support/chromium-page.js';
 import { readConfig, startTestEmulator, type TestEmulator } from '../support/emulator.js';
+import { startDoorkeeper } from '../support/doorkeeper.js';
 
 type Json = Record<string, any>;
 const INDEX = resolve(import.meta.dirname, '../../dist/index.js');
@@ -144,6 +145,33 @@ describe('mmauth login --device', () => {
     await fetch((await shownCode(again)).complete);
     expect((await again.done).code).toBe(0);
   }, 90_000);
+
+  it("against the suite's real Doorkeeper 5.5 (its device grant registered through Doorkeeper::GrantFlow), by the setting as a GitLab user gives it: Chromium types the code, the API accepts the token, logout ends the grant", async () => {
+    const doorkeeper = await startDoorkeeper({ deviceIntervalS: 1 });
+    const configDir = makeConfigDir();
+    const env = doorkeeper.env(configDir) as Record<string, string>;
+    const url = `${doorkeeper.baseUrl}/oauth2/authorize_device`;
+    const login = startCli(['login', '--device', '--device-authorization-url', url, '--json'], {
+      env,
+      timeoutMs: 90_000,
+    });
+    const shown = await shownCode(login);
+    const page = await openChromiumPage();
+    await page.goto(shown.uri);
+    await page.fill('#user_code', shown.code);
+    await page.click('#approve');
+    await page.waitForSelector('#result', { timeout: 10_000 });
+    const result = await login.done;
+    expect(result.code, result.stderr).toBe(0);
+    const accessToken = (JSON.parse(result.stdout) as Json).access_token as string;
+    const api = await runCli(['api', '/api/me'], { env });
+    expect(api.code, api.stderr).toBe(0);
+    expect((await runCli(['refresh'], { env })).code).toBe(0);
+    expect((await runCli(['logout'], { env })).code).toBe(0);
+    const tokens = await doorkeeper.tokens();
+    expect(tokens.some((token) => token.token === accessToken)).toBe(true);
+    expect(tokens.filter((token) => !token.revoked && !token.expired)).toEqual([]);
+  }, 120_000);
 
   it('polls at the interval, waits on authorization_pending, and after slow_down waits 5 s more', async () => {
     const server = await scriptedServer(['authorization_pending', 'slow_down', 'authorization_pending', 'token']);

@@ -34,6 +34,9 @@ export interface DoorkeeperOptions {
   accessTokenExpiresInS?: number;
   revokePreviousClientCredentialsToken?: boolean;
   reuseAccessToken?: boolean;
+  /** The device grant's poll interval and code lifetime, in seconds (defaults 5 and 600). */
+  deviceIntervalS?: number;
+  deviceLifetimeS?: number;
   /** The client's registered redirect URIs (default http://127.0.0.1/callback; loopback ports are ignored). */
   redirectUris?: string[];
 }
@@ -63,6 +66,8 @@ export async function startDoorkeeper(options: DoorkeeperOptions = {}): Promise<
       DK_REDIRECT_URIS: (options.redirectUris ?? ['http://127.0.0.1/callback']).join('\n'),
       DK_REVOKE_PREVIOUS_CC: options.revokePreviousClientCredentialsToken === true ? '1' : '0',
       DK_REUSE: options.reuseAccessToken === true ? '1' : '0',
+      DK_DEVICE_INTERVAL: String(options.deviceIntervalS ?? 5),
+      DK_DEVICE_LIFETIME: String(options.deviceLifetimeS ?? 600),
     },
   });
   onTestFinished(() => void child.kill('SIGKILL'));
