@@ -57,17 +57,68 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** What polling needs of a device authorization: its device code, interval and when to stop (epoch ms). */
+export interface DevicePolling {
+  deviceCode: string;
+  intervalS: number;
+  /** When the code expires. */
+  expiresAtMs: number;
+  /** When the wait ends: the code's expiry or the caller's bound, whichever comes first. */
+  deadlineMs: number;
+  /** The caller's bound in seconds, named when it ends the wait. */
+  waitS: number;
+}
+
+/**
+ * Polls the token endpoint with the device code (RFC 8628 §3.4) every `intervalS` seconds, 5 s more
+ * after each `slow_down` (§3.5), until a token, a denial (`device_access_denied`), the deadline
+ * (`device_code_expired`: the code's expiry, or `--wait`), or Ctrl-C (`interrupted`; a poll already
+ * sent is waited for, and a token it brings is revoked, never left live). Returns the token response.
+ */
+export async function pollForGrant(
+  server: SignInPlan['served']['server'],
+  client: { clientId: string; clientSecret: string | undefined },
+  polling: DevicePolling,
+  ports: Pick<DeviceSignInPorts, 'startWait' | 'notices'>,
+  ctx: AppContext,
+): Promise<TokenResponse> {
+  const { deadlineMs, expiresAtMs } = polling;
+  const wait = ports.startWait(deadlineMs);
+  try {
+    let intervalS = polling.intervalS;
+    for (;;) {
+      if (ctx.nowMs() + intervalS * 1000 > deadlineMs) {
+        await pause(Math.max(0, deadlineMs - ctx.nowMs()), ctx.signal);
+        const why = deadlineMs < expiresAtMs ? `--wait ${polling.waitS} s passed` : 'the code expired';
+        throw new MmauthError('device_code_expired', `${why} before anyone approved the sign-in`);
+      }
+      await pause(intervalS * 1000, ctx.signal);
+      // Sent: waited for whatever comes (a second Ctrl-C too), and a token after Ctrl-C is ended.
+      const poll: DevicePoll = await trackRenewal(pollDeviceToken(server, client, polling.deviceCode));
+      if (poll.kind === 'token') {
+        ctx.secrets.remember(poll.token.accessToken);
+        if (poll.token.refreshToken !== undefined) ctx.secrets.remember(poll.token.refreshToken);
+        if (ctx.signal.aborted) {
+          await endUnwanted(server, client, poll.token, ports.notices);
+          throw new MmauthError('interrupted', 'interrupted');
+        }
+        return poll.token;
+      }
+      if (poll.kind === 'slow_down') intervalS += SLOW_DOWN_STEP_S;
+    }
+  } finally {
+    wait.stop();
+  }
+}
+
 /**
  * The device sign-in (RFC 8628) from a resolved `plan`, with `endpoint` the server's device
  * authorization endpoint: asks it for a code (§3.1, the client's authentication for a confidential
  * client), shows the user code and verification address (ports.show; the device code never), then
- * polls the token endpoint every `interval` seconds (§3.4; 5 when the server names none), 5 s more
- * after each `slow_down` (§3.5), until a token, a denial (`device_access_denied`), the code's
- * expiry or `plan.waitS`, whichever comes first (`device_code_expired`), or Ctrl-C (`interrupted`;
- * a poll already sent is waited for, and a token it brings is revoked, never left live). The
- * token is stored as a code-flow grant (renewable, ended by logout) with `viaDevice`, and the grant it
- * replaced ended (storeGrant). Throws those, `base_url_mismatch` for an endpoint off the base URL's
- * origin, `token_endpoint_error`, and what storing throws.
+ * polls (pollForGrant) until `plan.waitS` at most. The token is stored as a code-flow grant
+ * (renewable, ended by logout) with `viaDevice`, and the grant it replaced ended (storeGrant).
+ * Throws what pollForGrant throws, `base_url_mismatch` for an endpoint off the base URL's origin,
+ * `token_endpoint_error`, and what storing throws.
  */
 export async function deviceSignIn(
   plan: SignInPlan,
@@ -75,7 +126,7 @@ export async function deviceSignIn(
   ports: DeviceSignInPorts,
   ctx: AppContext,
 ): Promise<SignedIn> {
-  const { served, clientId, scope, profileName } = plan;
+  const { served, clientId, scope } = plan;
   const { endpoints, server } = served;
   const client = { clientId, clientSecret: plan.clientSecret };
   const authorization: DeviceAuthorization = await requestDeviceAuthorization(server, client, endpoint, scope);
@@ -92,34 +143,28 @@ export async function deviceSignIn(
     expiresAtMs,
     intervalS: authorization.intervalS,
   });
-  const wait = ports.startWait(deadlineMs);
-  let response: TokenResponse;
-  try {
-    let intervalS = authorization.intervalS;
-    for (;;) {
-      if (ctx.nowMs() + intervalS * 1000 > deadlineMs) {
-        await pause(Math.max(0, deadlineMs - ctx.nowMs()), ctx.signal);
-        const why = deadlineMs < expiresAtMs ? `--wait ${plan.waitS} s passed` : 'the code expired';
-        throw new MmauthError('device_code_expired', `${why} before anyone approved the sign-in`);
-      }
-      await pause(intervalS * 1000, ctx.signal);
-      // Sent: waited for whatever comes (a second Ctrl-C too), and a token after Ctrl-C is ended.
-      const poll: DevicePoll = await trackRenewal(pollDeviceToken(server, client, authorization.deviceCode));
-      if (poll.kind === 'token') {
-        ctx.secrets.remember(poll.token.accessToken);
-        if (poll.token.refreshToken !== undefined) ctx.secrets.remember(poll.token.refreshToken);
-        if (ctx.signal.aborted) {
-          await endUnwanted(server, client, poll.token, ports.notices);
-          throw new MmauthError('interrupted', 'interrupted');
-        }
-        response = poll.token;
-        break;
-      }
-      if (poll.kind === 'slow_down') intervalS += SLOW_DOWN_STEP_S;
-    }
-  } finally {
-    wait.stop();
-  }
+  const polling = { ...authorization, expiresAtMs, deadlineMs, waitS: plan.waitS };
+  const response = await pollForGrant(server, client, polling, ports, ctx);
+  return storeDeviceGrant(plan, response, ports.notices, ctx);
+}
+
+/**
+ * Stores what a device sign-in brought as `plan`'s profile's grant: a code-flow grant marked
+ * `viaDevice`, the profile bound to the server and client, the pending login cleared, the grant it
+ * replaced ended (storeGrant). Throws what storing throws.
+ */
+export async function storeDeviceGrant(
+  plan: Pick<
+    SignInPlan,
+    'served' | 'clientId' | 'clientSecret' | 'scope' | 'profileName' | 'store' | 'intent' | 'run'
+  > &
+    Partial<Pick<SignInPlan, 'redirect' | 'callbackPath' | 'deviceAuthorizationUrl'>>,
+  response: TokenResponse,
+  notices: SignInNotices,
+  ctx: AppContext,
+): Promise<SignedIn> {
+  const { served, clientId, scope, profileName } = plan;
+  const { endpoints } = served;
   const token = { ...toStoredToken(response, 'authorization_code', ctx.nowMs(), scope), viaDevice: true };
   const destination = { store: plan.store, profileName, intent: plan.intent, baseUrl: endpoints.baseUrl };
   const replaced = await storeGrant(
@@ -130,14 +175,17 @@ export async function deviceSignIn(
       clientId,
       clientSecret: plan.clientSecret ?? credentialsFor(current, endpoints.baseUrl, clientId)?.clientSecret,
       scope,
-      redirectUri: plan.redirect?.uri,
-      callbackPath: plan.callbackPath === DEFAULT_CALLBACK_PATH ? undefined : plan.callbackPath,
+      ...(plan.redirect === undefined ? {} : { redirectUri: plan.redirect.uri }),
+      ...(plan.callbackPath === undefined || plan.callbackPath === DEFAULT_CALLBACK_PATH
+        ? {}
+        : { callbackPath: plan.callbackPath }),
       serverMetadata: served.serverMetadata ?? current.serverMetadata,
       deviceAuthorizationUrl: plan.deviceAuthorizationUrl ?? current.deviceAuthorizationUrl,
+      pendingLogin: undefined,
     }),
     { ...plan.run, clientId, clientSecret: plan.clientSecret },
     ctx,
-    ports.notices,
+    notices,
   );
   return { token, profileName, baseUrl: endpoints.baseUrl, replaced };
 }

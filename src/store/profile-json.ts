@@ -149,7 +149,7 @@ function parsePending(json: unknown, where: string, sealed: Sealing): PendingLog
   if (json === undefined || json === null) return undefined;
   if (!isRecord(json)) throw new ProfileFormatError(`${where} must be an object`);
   const responseType = requiredString(json, 'response_type', where);
-  if (responseType !== 'code' && responseType !== 'token')
+  if (responseType !== 'code' && responseType !== 'token' && responseType !== 'device')
     throw new ProfileFormatError(`${where}.response_type is unknown`);
   return {
     url: requiredString(json, 'url', where),
@@ -161,6 +161,7 @@ function parsePending(json: unknown, where: string, sealed: Sealing): PendingLog
     clientSecret: secretField(json, 'pendingClientSecret', where, sealed),
     scope: requiredString(json, 'scope', where),
     expiresAt: requiredString(json, 'expires_at', where),
+    deviceIntervalS: typeof json.device_interval === 'number' ? json.device_interval : undefined,
   };
 }
 
@@ -215,6 +216,7 @@ export function serializeProfile(
       pending_client_secret: secret(pending.clientSecret),
       scope: pending.scope,
       expires_at: pending.expiresAt,
+      device_interval: pending.deviceIntervalS,
     };
     if (sealed !== undefined) delete pendingJson.code_verifier;
     out.pending_login = pendingJson;

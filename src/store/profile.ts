@@ -119,12 +119,20 @@ export function decodeReplacedTokens(text: string | undefined): ReplacedToken[] 
 }
 
 /** An authorization request waiting for its response (two-step login): what `--complete` checks against. */
+/**
+ * A login started and not yet completed (`login --start`). For a device login (`responseType`
+ * `device`, RFC 8628): `url` is the device authorization endpoint, `state` the user code,
+ * `codeVerifier` the device code (sealed: a secret), `redirectUri` the verification address, and
+ * `deviceIntervalS` the polling interval.
+ */
 export interface PendingLogin {
   url: string;
   state: string;
   codeVerifier: string;
   redirectUri: string;
-  responseType: 'code' | 'token';
+  responseType: 'code' | 'token' | 'device';
+  /** Seconds between polls of a device login. */
+  deviceIntervalS?: number | undefined;
   clientId: string;
   /** The client secret given to `--start` (sealed as the verifier is), for `--complete` to send with `clientId` only. */
   clientSecret?: string | undefined;

@@ -173,6 +173,40 @@ describe('mmauth login --device', () => {
     expect(tokens.filter((token) => !token.revoked && !token.expired)).toEqual([]);
   }, 120_000);
 
+  it('for programs: --device --start --json prints the code (never the device code) and keeps it; --complete waits for the approval and stores the grant', async () => {
+    const emulator = await deviceEmulator({ autoApprove: true });
+    const configDir = makeConfigDir();
+    const env = signInEnv(emulator, configDir);
+    const start = await runCli(['login', '--device', '--start', '--json'], { env });
+    expect(start.code, start.stderr).toBe(0);
+    const started = JSON.parse(start.stdout) as Json;
+    expect(Object.keys(started).sort()).toEqual([
+      'expires_at',
+      'interval',
+      'profile',
+      'schema_version',
+      'user_code',
+      'verification_uri',
+      'verification_uri_complete',
+    ]);
+    const pending = (readConfig(configDir) as Json).profiles.default.pending_login as Json;
+    expect(pending).toMatchObject({ response_type: 'device', state: started.user_code });
+    expect(start.stdout + start.stderr).not.toContain(pending.code_verifier as string);
+    expect(start.stderr).toContain('mmauth login --complete');
+    const complete = startCli(['login', '--complete', '--json'], { env, timeoutMs: 60_000 });
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(await (await fetch(started.verification_uri_complete as string)).text()).toContain('Device approved');
+    const result = await complete.done;
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ flow: 'device', profile: 'default' });
+    const profile = (readConfig(configDir) as Json).profiles.default as Json;
+    expect(profile.pending_login).toBeUndefined();
+    expect(profile.token.device).toBe(true);
+    const again = await runCli(['login', '--complete'], { env });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('no device login waiting');
+  }, 90_000);
+
   it('polls at the interval, waits on authorization_pending, and after slow_down waits 5 s more', async () => {
     const server = await scriptedServer(['authorization_pending', 'slow_down', 'authorization_pending', 'token']);
     const configDir = makeConfigDir();

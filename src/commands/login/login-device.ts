@@ -4,6 +4,8 @@ import { prepareSignIn, type SignInPlan } from '../../signin/sign-in-plan.js';
 import { showDeviceCode } from '../../ui/device-code-view.js';
 import type { Output } from '../../ui/output.js';
 import { reportNewToken } from '../../ui/token-report.js';
+import { formatInstant } from '../../ui/format.js';
+import { profileFlag } from '../../settings/next-step.js';
 import { startWaitIndicator } from '../../ui/wait-indicator.js';
 import type { LoginOptions } from './login-options.js';
 
@@ -45,4 +47,47 @@ export async function runDeviceLogin(options: LoginOptions, ctx: AppContext): Pr
   const endpoint = deviceEndpointOf(plan);
   if (endpoint === undefined) throw deviceFlowUnavailable(plan);
   await signInOnDevice(plan, endpoint, options, ctx, out);
+}
+
+/**
+ * `login --device --start`: the first of two device steps (startDeviceTwoStep: the code kept as the
+ * profile's pending login, nothing polling); prints the code and where to enter it (--json:
+ * `{user_code, verification_uri, verification_uri_complete, expires_at, interval, profile}`), then
+ * what to run once it is entered.
+ */
+export async function runDeviceStart(options: LoginOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const { startDeviceTwoStep } = await import('../../signin/device-two-step.js');
+  const started = await startDeviceTwoStep(options, ctx, out);
+  if (options.json === true) {
+    out.json({
+      user_code: started.userCode,
+      verification_uri: started.verificationUri,
+      verification_uri_complete: started.verificationUriComplete ?? null,
+      expires_at: formatInstant(started.expiresAtMs),
+      interval: started.intervalS,
+      profile: started.profileName,
+    });
+  }
+  showDeviceCode(out, started);
+  out.instruct(`Then run, before it expires:  mmauth login --complete${profileFlag(started.profileName)}`);
+}
+
+/**
+ * `login --complete` after `login --device --start`: waits for the approval (completeDeviceTwoStep)
+ * and reports the token as `login` does (`"flow": "device"`). Throws what it throws.
+ */
+export async function runDeviceComplete(options: LoginOptions, ctx: AppContext): Promise<void> {
+  const out = await ctx.output();
+  const { completeDeviceTwoStep } = await import('../../signin/device-two-step.js');
+  const ports = {
+    startWait: (deadlineMs: number) => startWaitIndicator(out, 'Waiting for the approval', deadlineMs, ctx.nowMs),
+    notices: out,
+  };
+  const signedIn = await completeDeviceTwoStep({ ...options, waitS: options.wait }, ports, ctx);
+  const headline = `Logged in to ${signedIn.baseUrl} (profile "${signedIn.profileName}") from another device`;
+  reportNewToken(out, signedIn.token, signedIn.profileName, options.json === true, headline, {
+    replaced: signedIn.replaced,
+    flow: 'device',
+  });
 }

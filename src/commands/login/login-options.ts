@@ -33,6 +33,6 @@ export interface LoginOptions extends ClientOptions, StorageOptions {
   paste?: boolean;
   /** Two-step login, step one: store the request, print the URL, do not listen. */
   start?: boolean;
-  /** Two-step login, step two: the redirect URL the browser ended on, or `-` for stdin. */
-  complete?: string;
+  /** Two-step login, step two: the redirect URL the browser ended on, or `-` for stdin; `true` (no value) after `--device --start`. */
+  complete?: string | true;
 }

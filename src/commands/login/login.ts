@@ -36,7 +36,6 @@ export function registerLogin(program: Command, ctx: AppContext): void {
       new Option('--device', 'sign in on another device: enter a short code there (RFC 8628 device grant)').conflicts([
         'implicit',
         'redirectUri',
-        'start',
         'complete',
         'paste',
         'withToken',
@@ -71,8 +70,8 @@ export function registerLogin(program: Command, ctx: AppContext): void {
     )
     .addOption(
       new Option(
-        '--complete <url>',
-        'two-step login: finish with the address the browser ended on (- reads stdin)',
+        '--complete [url]',
+        'two-step login: finish with the address the browser ended on (- reads stdin); after --device --start, no address: wait for the approval',
       ).conflicts('withToken'),
     )
     .option(
@@ -101,6 +100,8 @@ For programs and remote machines (two steps, nothing listens; --json everywhere)
   $ mmauth login --start --json      # {"authorization_url", "redirect_uri", "expires_at", "profile"}
   (a person opens authorization_url, allows access, and copies the address the browser ends on)
   $ mmauth login --complete 'http://127.0.0.1:…/callback?code=…&state=…' --json
+  $ mmauth login --device --start --json   # {"user_code", "verification_uri", …}: a person enters the code
+  $ mmauth login --complete --json         # then: waits for the approval, stores the grant
   $ mmauth token                     # then, in every script: a valid token, renewed when needed`,
     )
     .action(async (options) => runLogin(options, ctx));
@@ -119,13 +120,17 @@ export async function runLogin(options: LoginOptions, ctx: AppContext): Promise<
   if (options.verify === false) {
     throw new MmauthError('usage', '--no-verify only applies to --with-token');
   }
-  if (options.device === true) {
-    await (await import('./login-device.js')).runDeviceLogin(options, ctx);
+  const { complete } = options;
+  if (options.device === true || complete === true) {
+    const device = await import('./login-device.js');
+    if (options.start === true) await device.runDeviceStart(options, ctx);
+    else if (complete === true) await device.runDeviceComplete(options, ctx);
+    else await device.runDeviceLogin(options, ctx);
     return;
   }
-  if (options.start === true || options.complete !== undefined) {
+  if (options.start === true || complete !== undefined) {
     const twoStep = await import('./login-two-step.js');
-    if (options.complete !== undefined) await twoStep.runLoginComplete({ ...options, complete: options.complete }, ctx);
+    if (complete !== undefined) await twoStep.runLoginComplete({ ...options, complete }, ctx);
     else await twoStep.runLoginStart(options, ctx);
     return;
   }
