@@ -35,7 +35,7 @@ export interface DeviceGrantView {
 
 /** What a front end gives a device sign-in: the code shown (never the device code), the wait shown. */
 export interface DeviceSignInPorts {
-  show(view: DeviceGrantView): void;
+  show(view: DeviceGrantView): void | Promise<void>;
   /** Starts showing the wait until `deadlineMs` (epoch ms); stop() ends it. */
   startWait(deadlineMs: number): { stop(): void };
   notices: SignInNotices;
@@ -133,7 +133,7 @@ export async function deviceSignIn(
   ctx.secrets.remember(authorization.deviceCode);
   const expiresAtMs = ctx.nowMs() + authorization.expiresInS * 1000;
   const deadlineMs = Math.min(expiresAtMs, ctx.nowMs() + plan.waitS * 1000);
-  ports.show({
+  await ports.show({
     clientId,
     scope,
     host: new URL(endpoints.baseUrl).host,

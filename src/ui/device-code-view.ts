@@ -28,3 +28,12 @@ export function showDeviceCode(out: Output, shown: DeviceCodeShown): void {
   if (shown.verificationUriComplete !== undefined) out.instruct(`  or open ${shown.verificationUriComplete}`);
   out.info(`The code expires at ${formatInstant(shown.expiresAtMs)}.`);
 }
+
+/**
+ * `url` drawn as a QR code in block characters, no escape sequences (the `qrcode` package, loaded only for
+ * --qr): a phone's camera opens the verification address, with the code in it when the server gave one.
+ */
+export async function qrCodeOf(url: string): Promise<string> {
+  const { default: QRCode } = await import('qrcode');
+  return (await QRCode.toString(url, { type: 'utf8' })).replace(/\n+$/, '');
+}

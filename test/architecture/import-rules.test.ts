@@ -121,14 +121,15 @@ const ALLOWED_LAYERS: Record<string, readonly string[]> = {
 const COMMAND_LINE_LAYERS = ['cli', 'program', 'commands', 'failure'];
 
 /** The packages only the command line may load (decisions 44): a program importing `mmauth` loads none of them. */
-const COMMAND_LINE_PACKAGES = ['@commander-js/extra-typings', 'commander', 'chalk', 'open', /^@inquirer\//];
+const COMMAND_LINE_PACKAGES = ['@commander-js/extra-typings', 'commander', 'chalk', 'open', 'qrcode', /^@inquirer\//];
 
 /** Layer → npm packages it may import; node: built-ins are free. */
 const ALLOWED_PACKAGES: Record<string, readonly string[]> = {
   cli: ['@commander-js/extra-typings'],
   program: ['@commander-js/extra-typings'],
   commands: ['@commander-js/extra-typings'],
-  ui: ['chalk', '@inquirer/password', '@inquirer/input', '@inquirer/checkbox'],
+  // qrcode: login --device --qr's drawing (ui/device-code-view.ts), loaded only then.
+  ui: ['chalk', '@inquirer/password', '@inquirer/input', '@inquirer/checkbox', 'qrcode'],
   browser: ['open'],
   oauth: ['oauth4webapi'],
   http: ['undici'],

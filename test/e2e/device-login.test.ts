@@ -15,6 +15,7 @@ import { cleanEnv, makeConfigDir, runCli, startCli, type RunningCli } from '../s
 import { openChromiumPage } from '../support/chromium-page.js';
 import { readConfig, startTestEmulator, type TestEmulator } from '../support/emulator.js';
 import { startDoorkeeper } from '../support/doorkeeper.js';
+import QRCode from 'qrcode';
 
 type Json = Record<string, any>;
 const INDEX = resolve(import.meta.dirname, '../../dist/index.js');
@@ -206,6 +207,22 @@ describe('mmauth login --device', () => {
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('no device login waiting');
   }, 90_000);
+
+  it('--qr draws the complete address as a QR code on the terminal (the one qrcode makes of it); without --qr, none', async () => {
+    const emulator = await deviceEmulator({ autoApprove: true });
+    const env = signInEnv(emulator, makeConfigDir());
+    const login = startCli(['login', '--device', '--qr'], { env, timeoutMs: 60_000 });
+    const shown = await shownCode(login);
+    const drawn = (await QRCode.toString(shown.complete, { type: 'utf8' })).replace(/\n+$/, '');
+    await login.waitForStderr(/▀/, 10_000);
+    await fetch(shown.complete);
+    const result = await login.done;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(drawn);
+    const plain = startCli(['login', '--device'], { env, timeoutMs: 60_000 });
+    await fetch((await shownCode(plain)).complete);
+    expect((await plain.done).stderr).not.toContain('▀');
+  }, 60_000);
 
   it('polls at the interval, waits on authorization_pending, and after slow_down waits 5 s more', async () => {
     const server = await scriptedServer(['authorization_pending', 'slow_down', 'authorization_pending', 'token']);

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { deviceEndpointOf, deviceFlowUnavailable } from '../../signin/device-endpoint.js';
 import { prepareSignIn, type SignInPlan } from '../../signin/sign-in-plan.js';
-import { showDeviceCode } from '../../ui/device-code-view.js';
+import { qrCodeOf, showDeviceCode } from '../../ui/device-code-view.js';
 import type { Output } from '../../ui/output.js';
 import { reportNewToken } from '../../ui/token-report.js';
 import { formatInstant } from '../../ui/format.js';
@@ -24,7 +24,10 @@ export async function signInOnDevice(
 ): Promise<void> {
   const { deviceSignIn } = await import('../../signin/device-sign-in.js');
   const ports = {
-    show: (view: Parameters<typeof showDeviceCode>[1]) => showDeviceCode(out, view),
+    show: async (view: Parameters<typeof showDeviceCode>[1]) => {
+      showDeviceCode(out, view);
+      if (options.qr === true) out.instruct(await qrCodeOf(view.verificationUriComplete ?? view.verificationUri));
+    },
     startWait: (deadlineMs: number) => startWaitIndicator(out, 'Waiting for the approval', deadlineMs, ctx.nowMs),
     notices: out,
   };
@@ -70,6 +73,7 @@ export async function runDeviceStart(options: LoginOptions, ctx: AppContext): Pr
     });
   }
   showDeviceCode(out, started);
+  if (options.qr === true) out.instruct(await qrCodeOf(started.verificationUriComplete ?? started.verificationUri));
   out.instruct(`Then run, before it expires:  mmauth login --complete${profileFlag(started.profileName)}`);
 }
 

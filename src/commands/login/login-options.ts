@@ -27,6 +27,8 @@ export interface LoginOptions extends ClientOptions, StorageOptions {
   probe: boolean;
   /** Sign in on another device (RFC 8628 device authorization grant). */
   device?: boolean;
+  /** With the device grant: draw the verification address as a QR code in the terminal. */
+  qr?: boolean;
   /** The server's device authorization endpoint where its metadata names none; kept in the profile. */
   deviceAuthorizationUrl?: string;
   /** Keep the browser address to paste back where no browser can open, even where the device grant is offered. */

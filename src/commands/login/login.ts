@@ -45,6 +45,7 @@ export function registerLogin(program: Command, ctx: AppContext): void {
       '--device-authorization-url <url>',
       "the server's device authorization endpoint where its metadata names none (GitLab: BASE/oauth/authorize_device); kept in the profile",
     )
+    .option('--qr', 'with the device grant: draw the address (with the code in it) as a QR code for a phone')
     .option(
       '--paste',
       'where no browser can open, print the address and read back the one the browser ended on (not the device grant)',
