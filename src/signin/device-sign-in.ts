@@ -16,21 +16,33 @@ import { DEFAULT_CALLBACK_PATH } from '../settings/redirect-uri.js';
 import { storeGrant } from './replaced-grant.js';
 import type { SignedIn, SignInNotices } from './sign-in.js';
 import type { SignInPlan } from './sign-in-plan.js';
+import type { DeviceCodeShown } from '../ui/device-code-view.js';
 
-/** What a device sign-in shows the user: what the code grants, then where to enter it. */
-export interface DeviceGrantView {
-  clientId: string;
-  /** Space-separated. */
-  scope: string;
-  /** The host the code signs in to (the base URL's). */
-  host: string;
-  userCode: string;
-  verificationUri: string;
-  verificationUriComplete: string | undefined;
-  /** When the code expires, epoch ms. */
-  expiresAtMs: number;
+/** What a device sign-in shows the user (DeviceCodeShown: what the code grants, where to enter it) and its poll interval. */
+export interface DeviceGrantView extends DeviceCodeShown {
   /** Seconds between polls, as the server asked. */
   intervalS: number;
+}
+
+/**
+ * What the user is shown of `authorization` (never its device code), for `plan`'s client, scope
+ * and host, the code expiring at `expiresAtMs` (epoch ms).
+ */
+export function grantViewOf(
+  plan: Pick<SignInPlan, 'clientId' | 'scope' | 'served'>,
+  authorization: DeviceAuthorization,
+  expiresAtMs: number,
+): DeviceGrantView {
+  return {
+    clientId: plan.clientId,
+    scope: plan.scope,
+    host: new URL(plan.served.endpoints.baseUrl).host,
+    userCode: authorization.userCode,
+    verificationUri: authorization.verificationUri,
+    verificationUriComplete: authorization.verificationUriComplete,
+    expiresAtMs,
+    intervalS: authorization.intervalS,
+  };
 }
 
 /** What a front end gives a device sign-in: the code shown (never the device code), the wait shown. */
@@ -127,22 +139,13 @@ export async function deviceSignIn(
   ctx: AppContext,
 ): Promise<SignedIn> {
   const { served, clientId, scope } = plan;
-  const { endpoints, server } = served;
+  const { server } = served;
   const client = { clientId, clientSecret: plan.clientSecret };
   const authorization: DeviceAuthorization = await requestDeviceAuthorization(server, client, endpoint, scope);
   ctx.secrets.remember(authorization.deviceCode);
   const expiresAtMs = ctx.nowMs() + authorization.expiresInS * 1000;
   const deadlineMs = Math.min(expiresAtMs, ctx.nowMs() + plan.waitS * 1000);
-  await ports.show({
-    clientId,
-    scope,
-    host: new URL(endpoints.baseUrl).host,
-    userCode: authorization.userCode,
-    verificationUri: authorization.verificationUri,
-    verificationUriComplete: authorization.verificationUriComplete,
-    expiresAtMs,
-    intervalS: authorization.intervalS,
-  });
+  await ports.show(grantViewOf(plan, authorization, expiresAtMs));
   const polling = { ...authorization, expiresAtMs, deadlineMs, waitS: plan.waitS };
   const response = await pollForGrant(server, client, polling, ports, ctx);
   return storeDeviceGrant(plan, response, ports.notices, ctx);

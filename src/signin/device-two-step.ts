@@ -6,7 +6,13 @@ import type { ClientOptions } from '../settings/setting-options.js';
 import { requireProfile, resolveTarget } from '../settings/target.js';
 import { prepareStoring, type StorageOptions } from './credential-storage.js';
 import { deviceEndpointOf, deviceFlowUnavailable } from './device-endpoint.js';
-import { pollForGrant, storeDeviceGrant, type DeviceGrantView, type DeviceSignInPorts } from './device-sign-in.js';
+import {
+  grantViewOf,
+  pollForGrant,
+  storeDeviceGrant,
+  type DeviceGrantView,
+  type DeviceSignInPorts,
+} from './device-sign-in.js';
 import type { SignedIn } from './sign-in.js';
 import { prepareSignIn, type PlanNotices, type SignInOptions } from './sign-in-plan.js';
 import type { SignInNotices } from './sign-in.js';
@@ -66,17 +72,7 @@ export async function startDeviceTwoStep(
     }),
     plan.intent,
   );
-  return {
-    profileName,
-    clientId,
-    scope,
-    host: new URL(endpoints.baseUrl).host,
-    userCode: authorization.userCode,
-    verificationUri: authorization.verificationUri,
-    verificationUriComplete: authorization.verificationUriComplete,
-    expiresAtMs,
-    intervalS: authorization.intervalS,
-  };
+  return { profileName, ...grantViewOf(plan, authorization, expiresAtMs) };
 }
 
 /**

@@ -42,6 +42,15 @@ async function shownCode(login: RunningCli) {
   return { uri: uri ?? '', code: code ?? '', complete: complete ?? '' };
 }
 
+/** A person at a real browser: opens the verification page, types the code, approves. */
+async function approveInChromium(uri: string, code: string): Promise<void> {
+  const page = await openChromiumPage();
+  await page.goto(uri);
+  await page.fill('#user_code', code);
+  await page.click('#approve');
+  await page.waitForSelector('#result', { timeout: 10_000 });
+}
+
 /** The user's decision on the verification page, sent as its form does. */
 async function decide(emulator: TestEmulator, code: string, decision: 'approve' | 'deny'): Promise<void> {
   const answer = await fetch(`${emulator.baseUrl}/oauth2/device`, {
@@ -99,11 +108,7 @@ describe('mmauth login --device', () => {
     const login = startCli(['login', '--device', '--json'], { env, timeoutMs: 60_000 });
     const shown = await shownCode(login);
     expect(login.stderr()).toContain('enter this code only for a sign-in you started yourself');
-    const page = await openChromiumPage();
-    await page.goto(shown.uri);
-    await page.fill('#user_code', shown.code);
-    await page.click('#approve');
-    await page.waitForSelector('#result', { timeout: 10_000 });
+    await approveInChromium(shown.uri, shown.code);
     const result = await login.done;
     expect(result.code, result.stderr).toBe(0);
     const document = JSON.parse(result.stdout) as Json;
@@ -157,11 +162,7 @@ describe('mmauth login --device', () => {
       timeoutMs: 90_000,
     });
     const shown = await shownCode(login);
-    const page = await openChromiumPage();
-    await page.goto(shown.uri);
-    await page.fill('#user_code', shown.code);
-    await page.click('#approve');
-    await page.waitForSelector('#result', { timeout: 10_000 });
+    await approveInChromium(shown.uri, shown.code);
     const result = await login.done;
     expect(result.code, result.stderr).toBe(0);
     const accessToken = (JSON.parse(result.stdout) as Json).access_token as string;
