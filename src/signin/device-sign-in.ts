@@ -79,6 +79,8 @@ export interface DevicePolling {
   deadlineMs: number;
   /** The caller's bound in seconds, named when it ends the wait. */
   waitS: number;
+  /** Seconds, for each poll's request. */
+  timeoutS: number;
 }
 
 /**
@@ -95,6 +97,8 @@ export async function pollForGrant(
   ctx: AppContext,
 ): Promise<TokenResponse> {
   const { deadlineMs, expiresAtMs } = polling;
+  // A poll sent is never cut off by Ctrl-C (what it mints must be ended), nor the revocation after it.
+  const sent = { ...server, fetch: ctx.http(polling.timeoutS * 1000, undefined, { isUninterruptible: true }).fetch };
   const wait = ports.startWait(deadlineMs);
   try {
     let intervalS = polling.intervalS;
@@ -106,12 +110,12 @@ export async function pollForGrant(
       }
       await pause(intervalS * 1000, ctx.signal);
       // Sent: waited for whatever comes (a second Ctrl-C too), and a token after Ctrl-C is ended.
-      const poll: DevicePoll = await trackRenewal(pollDeviceToken(server, client, polling.deviceCode));
+      const poll: DevicePoll = await trackRenewal(pollDeviceToken(sent, client, polling.deviceCode));
       if (poll.kind === 'token') {
         ctx.secrets.remember(poll.token.accessToken);
         if (poll.token.refreshToken !== undefined) ctx.secrets.remember(poll.token.refreshToken);
         if (ctx.signal.aborted) {
-          await endUnwanted(server, client, poll.token, ports.notices);
+          await endUnwanted(sent, client, poll.token, ports.notices);
           throw new MmauthError('interrupted', 'interrupted');
         }
         return poll.token;
@@ -146,7 +150,7 @@ export async function deviceSignIn(
   const expiresAtMs = ctx.nowMs() + authorization.expiresInS * 1000;
   const deadlineMs = Math.min(expiresAtMs, ctx.nowMs() + plan.waitS * 1000);
   await ports.show(grantViewOf(plan, authorization, expiresAtMs));
-  const polling = { ...authorization, expiresAtMs, deadlineMs, waitS: plan.waitS };
+  const polling = { ...authorization, expiresAtMs, deadlineMs, waitS: plan.waitS, timeoutS: plan.run.timeout };
   const response = await pollForGrant(server, client, polling, ports, ctx);
   return storeDeviceGrant(plan, response, ports.notices, ctx);
 }

@@ -120,6 +120,7 @@ export async function completeDeviceTwoStep(
     expiresAtMs,
     deadlineMs: Math.min(expiresAtMs, ctx.nowMs() + options.waitS * 1000),
     waitS: options.waitS,
+    timeoutS: options.timeout,
   };
   const response = await pollForGrant(target.server, client, polling, ports, ctx);
   const plan = {

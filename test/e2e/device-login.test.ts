@@ -8,7 +8,8 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { cleanEnv, makeConfigDir, runCli, startCli, type RunningCli } from '../support/cli.js';
@@ -66,8 +67,10 @@ async function decide(emulator: TestEmulator, code: string, decision: 'approve' 
  * endpoint answers the device-code polls from `answers` in turn (an OAuth error name, or `token`),
  * recording when each came.
  */
-async function scriptedServer(answers: string[]) {
+async function scriptedServer(answers: string[], options: { tokenDelayMs?: number } = {}) {
   const polls: number[] = [];
+  /** The tokens revoked (RFC 7009 requests), in order. */
+  const revoked: string[] = [];
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -89,7 +92,18 @@ async function scriptedServer(answers: string[]) {
         polls.push(Date.now());
         const answer = answers[polls.length - 1] ?? 'token';
         if (answer !== 'token') return send(400, { error: answer });
-        return send(200, { access_token: 'scripted-access', token_type: 'bearer', expires_in: 3600 });
+        const token = {
+          access_token: 'scripted-access',
+          refresh_token: 'scripted-refresh',
+          token_type: 'bearer',
+          expires_in: 3600,
+        };
+        setTimeout(() => send(200, token), options.tokenDelayMs ?? 0);
+        return;
+      }
+      if (req.url === '/oauth2/revoke') {
+        revoked.push(new URLSearchParams(body).get('token') ?? '');
+        return send(200, {});
       }
       send(404, { error: 'not_found' });
     });
@@ -97,7 +111,7 @@ async function scriptedServer(answers: string[]) {
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   onTestFinished(() => void server.close());
   const port = (server.address() as AddressInfo).port;
-  return { baseUrl: `http://127.0.0.1:${port}`, polls };
+  return { baseUrl: `http://127.0.0.1:${port}`, polls, revoked };
 }
 
 describe('mmauth login --device', () => {
@@ -288,6 +302,34 @@ describe('mmauth login --device', () => {
     await decide(emulator, code, 'approve');
     await new Promise((r) => setTimeout(r, 1_500));
     expect(emulator.state.sizes().tokens).toBe(1);
+  }, 60_000);
+
+  it('Ctrl-C while a poll is out: the poll is waited for, and the grant it brings is revoked (refresh and access token), never stored; exit 130', async () => {
+    const server = await scriptedServer(['token'], { tokenDelayMs: 2_000 });
+    const configDir = makeConfigDir();
+    const env = {
+      MMAUTH_CONFIG_DIR: configDir,
+      MMAUTH_BASE_URL: server.baseUrl,
+      MMAUTH_CLIENT_ID: 'scripted',
+      MMAUTH_CREDENTIAL_STORE: 'file',
+    };
+    const login = startCli(
+      ['login', '--device', '--no-probe', '--device-authorization-url', `${server.baseUrl}/device`],
+      {
+        env,
+        timeoutMs: 60_000,
+      },
+    );
+    // The first poll goes out after the 1-s interval and is answered 2 s later: Ctrl-C in between.
+    const until = Date.now() + 20_000;
+    while (server.polls.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    login.child.kill('SIGINT');
+    const result = await login.done;
+    expect(result.code).toBe(130);
+    expect(server.revoked).toEqual(['scripted-refresh', 'scripted-access']);
+    expect(result.stderr).toContain('revoked at once');
+    const stored = existsSync(join(configDir, 'config.json')) ? (readConfig(configDir) as Json) : {};
+    expect(stored.profiles?.default?.token).toBeUndefined();
   }, 60_000);
 
   it('login with no display and no BROWSER (stdin not a terminal): the device grant where it is offered, the address to paste back where not', async () => {
