@@ -8,7 +8,7 @@ import { describeFailure, type FailureContext, type FailureReport } from './fail
 import { failureContextFor, type FailedRun } from './failure/failure-context.js';
 import { conflictMessage } from './commands/conflicts.js';
 import { isVerbose } from './settings/settings.js';
-import { buildProgram } from './program.js';
+import { buildProgram, isCommandName } from './program.js';
 import { isRenewing, renewalsSettled } from './grant/renewals-in-flight.js';
 import { isClaimed } from './util/signal-claims.js';
 
@@ -66,9 +66,22 @@ async function report(
       const isLost = error.code === 'commander.unknownCommand' && !/Did you mean/.test(error.message);
       // gh's spelling (`gh auth login`): mmauth's commands stand at the top.
       const isGhSpelling = isLost && argv.slice(2).find((word) => !word.startsWith('-')) === 'auth';
+      // An option before the command (`mmauth --profile x token`): the commands own their options.
+      const words = argv.slice(2);
+      const command = words.find(isCommandName);
+      const unknown = /unknown option '([^']+)'/.exec(error.message)?.[1];
+      const isBeforeCommand =
+        error.code === 'commander.unknownOption' &&
+        !/Did you mean/.test(error.message) &&
+        unknown !== undefined &&
+        (command === undefined || words.indexOf(unknown) < words.indexOf(command));
       if (isGhSpelling)
         out.info("  mmauth's commands need no `auth`: mmauth login, mmauth status, mmauth token, mmauth logout");
       else if (isLost) out.info('  see `mmauth --help` for the commands');
+      else if (isBeforeCommand)
+        out.info(
+          `  options go after the command: mmauth ${command ?? 'COMMAND'} ${unknown.split('=')[0]} … (mmauth ${command ?? 'COMMAND'} --help lists them)`,
+        );
       printJson({
         code: 'usage',
         message,

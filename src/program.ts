@@ -41,6 +41,11 @@ const COMMANDS: ReadonlyArray<[string, (program: Command, ctx: AppContext) => vo
   ['completion', registerCompletion],
 ];
 
+/** Whether `word` names one of mmauth's commands. */
+export function isCommandName(word: string): boolean {
+  return COMMANDS.some(([name]) => name === word);
+}
+
 /**
  * The one command `argv` (process.argv shape) runs, when it names one outright as its first word
  * (`mmauth token --json`); undefined for anything else (global help or version, `help`, an unknown

@@ -41,6 +41,13 @@ describe('what a new user tripped over', () => {
     const typo = await runCli(['tokn']);
     expect(typo.stderr).toContain('Did you mean token?');
     expect(typo.stderr).not.toContain('mmauth --help');
+    // An option before the command (gh and git take some there): where it goes instead.
+    const before = await runCli(['--profile', 'work', 'token']);
+    expect(before.code).toBe(2);
+    expect(before.stderr).toContain('options go after the command: mmauth token --profile');
+    const misspelt = await runCli(['token', '--profle', 'work']);
+    expect(misspelt.stderr).toContain('Did you mean --profile?');
+    expect(misspelt.stderr).not.toContain('options go after the command');
   });
 
   it('8: running bin/ before the build says to run npm ci, in one line, no stack', () => {
