@@ -94,12 +94,30 @@ export async function checkClientSecret(
   }
 }
 
+/** What doctor says of a shared token (the server hands back the token it holds), added to the token check. */
+const SHARED_NOTE =
+  "; shared: the server hands back the token it already holds when asked for a new one (Doorkeeper's reuse_access_token), so mmauth renews it once it expires and a logout ends it for every holder";
+
 /**
  * The stored token, asked of token info (never renewed, no refresh token spent: the project's rules):
  * active with its lifetime and scopes; a token the server refuses while its expiry says valid
  * fails ("ended on the server"), its fix `mmauth refresh`, which renews or says to log in.
  */
 export async function checkStoredToken(
+  server: ServerConfiguration,
+  profile: Profile | undefined,
+  profileName: string,
+  ctx: AppContext,
+  isSecretAccepted = true,
+): Promise<Check> {
+  const check = await storedTokenCheck(server, profile, profileName, ctx, isSecretAccepted);
+  // A shared token is named so whatever its state (active, expired, ended early: that line says it already).
+  const isShared = profile?.token?.isShared === true && !check.detail.includes('reuse_access_token');
+  return isShared ? { ...check, detail: `${check.detail}${SHARED_NOTE}` } : check;
+}
+
+/** checkStoredToken without the shared token's note. */
+async function storedTokenCheck(
   server: ServerConfiguration,
   profile: Profile | undefined,
   profileName: string,
@@ -161,14 +179,7 @@ export async function checkStoredToken(
     }
     const left =
       result.info.expiresInSeconds === null ? 'no expiry' : `${formatDuration(result.info.expiresInSeconds)} left`;
-    const shared =
-      token.isShared === true
-        ? "; shared: the server hands back the token it already holds when asked for a new one (Doorkeeper's reuse_access_token), so mmauth renews it once it expires and a logout ends it for every holder"
-        : '';
-    return ok(
-      'token',
-      `active, ${left}, scopes ${result.info.scopes.join(' ') || '(none)'}, renews with: ${renews}${shared}`,
-    );
+    return ok('token', `active, ${left}, scopes ${result.info.scopes.join(' ') || '(none)'}, renews with: ${renews}`);
   } catch (error) {
     return warn('token', `token info could not be asked: ${why(error)}`, 'see the checks above');
   }
