@@ -1,7 +1,7 @@
 import type { AgentToken } from '../agent/agent-protocol.js';
 import type { AppContext } from '../context.js';
 import type { FollowedState, ProfileFollower } from './profile-follower.js';
-import { storedOf } from './agent-token.js';
+import { originOf, storedOf } from './agent-token.js';
 
 /**
  * How often an agent-fed `exec` asks the agent for its current token, in ms: the longest a child's
@@ -11,15 +11,6 @@ import { storedOf } from './agent-token.js';
 export const AGENT_FOLLOW_POLL_MS = 250;
 /** The bound on one of those questions, in ms. */
 const ASK_TIMEOUT_MS = 5_000;
-
-/** The origin of `url`, or undefined when it is none. */
-function originOf(url: string | undefined): string | undefined {
-  try {
-    return url === undefined ? undefined : new URL(url).origin;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Follows profile `profileName` as the agent on `socketPath` serves it, for an agent-fed `exec` or

@@ -32,7 +32,7 @@ export function storedOf(token: AgentToken, nowMs: number): StoredToken {
 }
 
 /** The origin of `url`, or undefined when it is no URL. */
-function originOf(url: string | undefined): string | undefined {
+export function originOf(url: string | undefined): string | undefined {
   try {
     return url === undefined ? undefined : new URL(url).origin;
   } catch {

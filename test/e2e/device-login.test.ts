@@ -114,6 +114,16 @@ async function scriptedServer(answers: string[], options: { tokenDelayMs?: numbe
   return { baseUrl: `http://127.0.0.1:${port}`, polls, revoked };
 }
 
+/** The environment of a sign-in at the scripted server (its public client `scripted`, the file store). */
+function scriptedEnv(baseUrl: string, configDir: string): Record<string, string> {
+  return {
+    MMAUTH_CONFIG_DIR: configDir,
+    MMAUTH_BASE_URL: baseUrl,
+    MMAUTH_CLIENT_ID: 'scripted',
+    MMAUTH_CREDENTIAL_STORE: 'file',
+  };
+}
+
 describe('mmauth login --device', () => {
   it('by the metadata: a real browser enters the code; the grant is stored, renews, and logout ends it on the server', async () => {
     const emulator = await deviceEmulator();
@@ -242,12 +252,7 @@ describe('mmauth login --device', () => {
   it('polls at the interval, waits on authorization_pending, and after slow_down waits 5 s more', async () => {
     const server = await scriptedServer(['authorization_pending', 'slow_down', 'token']);
     const configDir = makeConfigDir();
-    const env = {
-      MMAUTH_CONFIG_DIR: configDir,
-      MMAUTH_BASE_URL: server.baseUrl,
-      MMAUTH_CLIENT_ID: 'scripted',
-      MMAUTH_CREDENTIAL_STORE: 'file',
-    };
+    const env = scriptedEnv(server.baseUrl, configDir);
     const login = await runCli(
       ['login', '--device', '--no-probe', '--device-authorization-url', `${server.baseUrl}/device`],
       { env, timeoutMs: 60_000 },
@@ -306,12 +311,7 @@ describe('mmauth login --device', () => {
   it('Ctrl-C while a poll is out: the poll is waited for, and the grant it brings is revoked (refresh and access token), never stored; exit 130', async () => {
     const server = await scriptedServer(['token'], { tokenDelayMs: 2_000 });
     const configDir = makeConfigDir();
-    const env = {
-      MMAUTH_CONFIG_DIR: configDir,
-      MMAUTH_BASE_URL: server.baseUrl,
-      MMAUTH_CLIENT_ID: 'scripted',
-      MMAUTH_CREDENTIAL_STORE: 'file',
-    };
+    const env = scriptedEnv(server.baseUrl, configDir);
     const login = startCli(
       ['login', '--device', '--no-probe', '--device-authorization-url', `${server.baseUrl}/device`],
       {

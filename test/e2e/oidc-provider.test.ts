@@ -310,7 +310,19 @@ describe('device login against oidc-provider (OpenID Certified)', () => {
     await page.fill('input[name="user_code"]', code ?? '');
     await page.click('button[type="submit"]');
     // oidc-provider's development pages: confirm the code, sign in (any login), consent.
-    for (let step = 0; step < 6 && !(await page.content()).includes('Sign-in Success'); step++) {
+    // The page's text once it has settled: a read during a navigation is tried again (bounded: 10 s).
+    const settled = async (): Promise<string> => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await page.waitForLoadState('load');
+          return await page.content();
+        } catch (error) {
+          if (attempt >= 100) throw error;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    };
+    for (let step = 0; step < 6 && !(await settled()).includes('Sign-in Success'); step++) {
       if (await page.locator('input[name="login"]').count()) {
         await page.fill('input[name="login"]', 'demo');
         await page.fill('input[name="password"]', 'demo');

@@ -9,6 +9,10 @@ import { profileFlag } from '../../settings/next-step.js';
 import { startWaitIndicator } from '../../ui/wait-indicator.js';
 import type { LoginOptions } from './login-options.js';
 
+/** The wait for the approval as the terminal shows it (startWaitIndicator until `deadlineMs`, epoch ms). */
+const approvalWait = (out: Output, ctx: AppContext) => (deadlineMs: number) =>
+  startWaitIndicator(out, 'Waiting for the approval', deadlineMs, ctx.nowMs);
+
 /**
  * Signs in on another device (signin/device-sign-in.ts, RFC 8628) with the terminal's ports: what
  * the code grants and where to enter it (showDeviceCode; the device code never), a wait indicator
@@ -28,7 +32,7 @@ export async function signInOnDevice(
       showDeviceCode(out, view);
       if (options.qr === true) out.instruct(await qrCodeOf(view.verificationUriComplete ?? view.verificationUri));
     },
-    startWait: (deadlineMs: number) => startWaitIndicator(out, 'Waiting for the approval', deadlineMs, ctx.nowMs),
+    startWait: approvalWait(out, ctx),
     notices: out,
   };
   const signedIn = await deviceSignIn(plan, endpoint, ports, ctx);
@@ -85,7 +89,7 @@ export async function runDeviceComplete(options: LoginOptions, ctx: AppContext):
   const out = await ctx.output();
   const { completeDeviceTwoStep } = await import('../../signin/device-two-step.js');
   const ports = {
-    startWait: (deadlineMs: number) => startWaitIndicator(out, 'Waiting for the approval', deadlineMs, ctx.nowMs),
+    startWait: approvalWait(out, ctx),
     notices: out,
   };
   const signedIn = await completeDeviceTwoStep({ ...options, waitS: options.wait }, ports, ctx);
