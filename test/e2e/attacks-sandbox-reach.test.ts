@@ -148,6 +148,54 @@ describe("mmauth's endpoints for a child need a per-run secret, not just the use
 });
 
 describe('ordinary work inside the sandbox', () => {
+  it("a server the child starts on loopback answers the child's curl, Python and Node, while MMAUTH_API_URL (exec --proxy) and MMAUTH_TOKEN_URL (--serve) still answer; the host's loopback stays out of reach", async () => {
+    const { env } = await fileLogin();
+    const cwd = makeScratchDir('victim-own-server-', 0o755);
+    writeFileSync(join(cwd, 'index.html'), 'own-server-page');
+    // A server of the host's on loopback: the child must not reach it.
+    const { createServer } = await import('node:http');
+    const hostServer = createServer((_request, response) => response.end('host-server-page'));
+    await new Promise<void>((resolve) => hostServer.listen(0, '127.0.0.1', resolve));
+    const hostPort = (hostServer.address() as { port: number }).port;
+    try {
+      const script = [
+        'python3 -m http.server 0 --bind 127.0.0.1 > server.log 2>&1 & server=$!',
+        'for i in $(seq 200); do port=$(sed -n "s/.*port \\([0-9]*\\).*/\\1/p" server.log | head -1); [ -n "$port" ] && break; sleep 0.05; done',
+        'echo "curl $(curl -s --max-time 10 http://127.0.0.1:$port/index.html)"',
+        'echo "python $(python3 -c "import urllib.request,sys; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())" http://127.0.0.1:$port/index.html)"',
+        `echo "node $(${JSON.stringify(process.execPath)} -e "fetch(process.argv[1]).then(r => r.text()).then(t => console.log(t), e => console.log('failed', e.cause?.code))" http://localhost:$port/index.html)"`,
+        'echo "api $(curl -s --max-time 10 -o /dev/null -w %{http_code} "$MMAUTH_API_URL/api/me")"',
+        `echo "host $(curl -s --max-time 5 http://127.0.0.1:${hostPort}/ || echo unreachable)"`,
+        'kill $server',
+      ].join('\n');
+      const proxied = await runCli(['exec', '--sandbox', '--proxy', '--', 'sh', '-c', script], {
+        env,
+        cwd,
+        timeoutMs: 60_000,
+      });
+      expect(proxied.code, `${proxied.stderr}\n${proxied.stdout}`).toBe(0);
+      for (const client of ['curl', 'python', 'node']) expect(proxied.stdout).toContain(`${client} own-server-page`);
+      expect(proxied.stdout).toContain('api 200');
+      expect(proxied.stdout).not.toContain('host-server-page');
+      const served = await runCli(
+        [
+          'exec',
+          '--sandbox',
+          '--serve',
+          '--',
+          'sh',
+          '-c',
+          'curl -s --max-time 10 -H "Authorization: Bearer $MMAUTH_TOKEN_URL_AUTHORIZATION" "$MMAUTH_TOKEN_URL"',
+        ],
+        { env, cwd, timeoutMs: 60_000 },
+      );
+      expect(served.code, served.stderr).toBe(0);
+      expect(served.stdout).toContain('access_token');
+    } finally {
+      hostServer.close();
+    }
+  }, 90_000);
+
   it('a missing program reads as without --sandbox: "command not found", exit 127', async () => {
     const { env } = await fileLogin();
     const cwd = makeScratchDir('victim-missing-', 0o755);
