@@ -1,6 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { constants as osConstants, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { constants as osConstants } from 'node:os';
 import { claimSignals } from '../util/signal-claims.js';
 import type { SandboxPolicy } from './sandbox.js';
 import type { WatchdogExtras } from './watchdog.js';
@@ -68,7 +67,11 @@ export async function runChild(
   let watchdog: { release(): void } | undefined;
   const watchdogTimer = setTimeout(() => {
     if (child.pid !== undefined && child.exitCode === null)
-      watchdog = startWatchdog(child.pid, privateDir, sandbox === undefined ? {} : sandboxExtras(sandbox));
+      watchdog = startWatchdog(
+        child.pid,
+        privateDir,
+        sandbox === undefined ? {} : sandboxExtras(sandbox, sandboxed?.engineDir),
+      );
   }, WATCHDOG_DELAY_MS);
   try {
     return await new Promise<number>((resolve) => {
@@ -96,9 +99,9 @@ export async function runChild(
 /**
  * What a sandboxed run leaves if this process is killed: the engine's socat bridges (this process's
  * children), the child's temp dir, the placeholders the engine made in the working directory and
- * its sockets (`/tmp/srt-mux-<pid>-*.sock`).
+ * the engine's private directory of sockets (`engineDir`).
  */
-function sandboxExtras(policy: SandboxPolicy): WatchdogExtras {
+function sandboxExtras(policy: SandboxPolicy, engineDir: string | undefined): WatchdogExtras {
   const pids: number[] = [];
   try {
     for (const entry of readdirSync('/proc')) {
@@ -116,9 +119,8 @@ function sandboxExtras(policy: SandboxPolicy): WatchdogExtras {
   }
   return {
     pids,
-    dirs: [policy.tmpDir],
+    dirs: [policy.tmpDir, ...(engineDir === undefined ? [] : [engineDir])],
     placeholders: policy.placeholders ?? [],
-    muxPrefix: join(tmpdir(), `srt-mux-${process.pid}-`),
   };
 }
 

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { MmauthError } from '../errors.js';
 import type { SandboxPolicy } from './sandbox.js';
+import { innerCommand, RUN_MARKER } from './sandbox-inner-command.js';
 
 /**
  * The one adapter between mmauth's sandbox policy (sandbox.ts) and the engine that enforces it:
@@ -65,76 +66,6 @@ async function loadEngine(): Promise<Engine> {
   }
 }
 
-/** `text` as one sh word. */
-const quoted = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
-
-/** Whether `host` is a loopback name or address (what the child's own network namespace answers itself). */
-const isLoopbackHost = (host: string): boolean => host === 'localhost' || /^127\./.test(host);
-
-/**
- * The loopback endpoints (`host:port`) of the policy's egress: mmauth's own endpoints for the child
- * (the proxy's, the token endpoint's) and a base URL on this machine. Inside the sandbox loopback is
- * the child's own, so each gets a bridge there (bridgeCommands).
- */
-export function loopbackEgress(policy: SandboxPolicy): Array<{ host: string; port: number }> {
-  return policy.allowHosts.flatMap((entry) => {
-    const match = /^(.+):(\d+)$/.exec(entry);
-    if (match === null || !isLoopbackHost(match[1] ?? '')) return [];
-    return [{ host: match[1] ?? '', port: Number(match[2]) }];
-  });
-}
-
-/**
- * Shell lines that start, inside the sandbox, one socat per loopback endpoint of the policy: it
- * listens on the child's own 127.0.0.1 at the endpoint's port and carries each connection to the
- * host's endpoint through the engine's filtering proxy (HTTP CONNECT, with the proxy's credentials
- * from HTTP_PROXY, which the engine sets inside), then waits (at most 2 s) until each listens. So
- * loopback stays the child's own (its test servers answer it, no proxy in between) while mmauth's
- * endpoints keep their addresses.
- */
-function bridgeCommands(policy: SandboxPolicy): string {
-  const endpoints = loopbackEgress(policy);
-  if (endpoints.length === 0) return '';
-  const lines = ['p=${HTTP_PROXY#*://}; case $p in *@*) a=,proxyauth=${p%%@*};; *) a=;; esac'];
-  for (const { host, port } of endpoints) {
-    lines.push(
-      `socat TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr PROXY:localhost:${host}:${port},proxyport=3128$a </dev/null >/dev/null 2>&1 &`,
-    );
-  }
-  const listening = endpoints
-    .map(
-      ({ port }) =>
-        `grep -qi ' 0100007F:${port.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A' /proc/net/tcp`,
-    )
-    .join(' && ');
-  lines.push(`i=0; until ${listening}; do i=$((i+1)); [ $i -gt 400 ] && break; sleep 0.005; done`);
-  return `${lines.join('\n')}\n`;
-}
-
-/**
- * The shell line the engine runs: a byte on fd 3 (the program is about to start: mmauth tells a
- * sandbox that could not set up from a program that failed), the bridges to mmauth's loopback
- * endpoints (bridgeCommands), then the program itself, with loopback its own (NO_PROXY: its own
- * servers answer it directly), its own temp dir, and Node's fetch told to use the proxy (Node
- * 22.21+ and 24 read NODE_USE_ENV_PROXY).
- */
-function innerCommand(policy: SandboxPolicy, command: readonly string[], marker: string): string {
-  const env = [
-    'NO_PROXY=localhost,127.0.0.1,::1',
-    'no_proxy=localhost,127.0.0.1,::1',
-    `TMPDIR=${policy.tmpDir}`,
-    'NODE_USE_ENV_PROXY=1',
-    `${RUN_MARKER}=${marker}`,
-  ];
-  const program = command[0]?.includes('=') === true ? `./${command[0]}` : (command[0] ?? 'true');
-  // A missing program reads as it does without --sandbox: "command not found", exit 127.
-  const missing = `command -v ${quoted(program)} >/dev/null 2>&1 || { printf 'error: cannot run %s: command not found\\n' ${quoted(program)} >&2; exit 127; }`;
-  return `printf . >&3; exec 3>&-; ${bridgeCommands(policy)}${missing}; exec env ${[...env, program, ...command.slice(1)].map(quoted).join(' ')}`;
-}
-
-/** The variable that marks the program's own process (and its children) inside the sandbox. */
-const RUN_MARKER = 'MMAUTH_SANDBOX_RUN';
-
 function childrenOf(pid: number): number[] {
   try {
     return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
@@ -170,7 +101,9 @@ export interface SandboxedChild {
   started: Promise<boolean>;
   /** Sends `signal` to the program (or to the sandbox while it has not started). */
   signal(signal: NodeJS.Signals): void;
-  /** Stops the engine's proxies; call once the child has exited. Never throws. */
+  /** The run's private directory of the engine's sockets and mount sources (removed by finish()). */
+  engineDir: string;
+  /** Stops the engine's proxies and removes engineDir; call once the child has exited. Never throws. */
   finish(): Promise<void>;
 }
 
@@ -186,12 +119,22 @@ export async function startSandboxed(
   env: NodeJS.ProcessEnv,
   cwd: string,
 ): Promise<SandboxedChild> {
-  const [engine, { spawn }, { randomBytes }] = await Promise.all([
+  const [engine, { spawn }, { randomBytes }, fs, { tmpdir }] = await Promise.all([
     loadEngine(),
     import('node:child_process'),
     import('node:crypto'),
+    import('node:fs'),
+    import('node:os'),
   ]);
   const marker = randomBytes(16).toString('hex');
+  // The engine makes its sockets (`srt-mux-<pid>-0.sock`, its bridges') and mount sources at fixed
+  // or guessable names in os.tmpdir(): in the shared /tmp another user who binds one first keeps the
+  // sandbox from starting. So it makes them in a private directory of this run's, named at random.
+  const engineDir = fs.mkdtempSync(join(tmpdir(), 'mmauth-engine-'));
+  fs.chmodSync(engineDir, 0o700);
+  const removeEngineDir = () => fs.rmSync(engineDir, { recursive: true, force: true });
+  const givenTmpdir = process.env.TMPDIR;
+  process.env.TMPDIR = engineDir;
   let argv: string[];
   try {
     await engine.initialize({
@@ -212,10 +155,14 @@ export async function startSandboxed(
     ));
   } catch (error) {
     await engine.reset().catch(() => undefined);
+    removeEngineDir();
     throw unavailable(
       `the sandbox engine refused to set up (${error instanceof Error ? error.message : String(error)})`,
       'engine',
     );
+  } finally {
+    if (givenTmpdir === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = givenTmpdir;
   }
   const child = spawn(argv[0] ?? '/bin/sh', argv.slice(1), {
     cwd,
@@ -244,7 +191,8 @@ export async function startSandboxed(
         // Already gone: its exit is on its way.
       }
     },
-    finish: () => engine.reset().catch(() => undefined),
+    engineDir,
+    finish: () => engine.reset().then(removeEngineDir, removeEngineDir),
   };
 }
 

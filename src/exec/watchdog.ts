@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
  */
 const SCRIPT = `
 const { rmSync, lstatSync, readdirSync, rmdirSync } = require('node:fs');
-const { dirname, join } = require('node:path');
+const { dirname } = require('node:path');
 const [pid, dir, extraJson] = process.argv.slice(1);
 const extra = JSON.parse(extraJson || '{}');
 const pids = [Number(pid), ...(extra.pids || [])];
@@ -24,21 +24,14 @@ process.stdin.on('end', () => {
     try { const s = lstatSync(path); if (s.isFile() && s.size === 0 && (s.mode & 0o777) === 0o444) rmSync(path); } catch {}
     try { if (readdirSync(dirname(path)).length === 0 && path.split('/').length > 3) rmdirSync(dirname(path)); } catch {}
   }
-  if (extra.muxPrefix) {
-    try { for (const name of readdirSync(dirname(extra.muxPrefix))) {
-      const full = join(dirname(extra.muxPrefix), name);
-      if (full.startsWith(extra.muxPrefix) && name.endsWith('.sock')) rmSync(full, { force: true });
-    } } catch {}
-  }
   setTimeout(() => { for (const p of pids) { try { process.kill(p, 'SIGKILL'); } catch {} } process.exit(0); }, 3000).unref();
 });`;
 
-/** What else a watchdog ends and removes: the engine's helper processes, directories, placeholders, socket prefix. */
+/** What else a watchdog ends and removes: the engine's helper processes, directories (its sockets' among them), placeholders. */
 export interface WatchdogExtras {
   pids?: number[];
   dirs?: string[];
   placeholders?: string[];
-  muxPrefix?: string;
 }
 
 /** A running watchdog; `release()` tells it exec ended the child itself (it exits, doing nothing). */

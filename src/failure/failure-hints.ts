@@ -89,7 +89,9 @@ export function hintByCode(error: MmauthError, context: FailureContext): string 
         return 'reinstall mmauth (npm install -g mmauth, or npm ci in a clone): the sandbox engine comes with it';
       if (details.reason === 'node')
         return 'run mmauth on Node 22 or 24 (the sandbox engine supports Node 22.12 and later)';
-      return 'make sure unprivileged user namespaces are allowed (bubblewrap needs them); mmauth doctor says whether --sandbox works here';
+      if (details.reason === 'engine')
+        return "the engine's own words in the message name what failed; mmauth doctor checks the sandbox step by step";
+      return "bubblewrap's message above names what failed (often: unprivileged user namespaces are not allowed); mmauth doctor says whether --sandbox works here";
     case 'directory_file_not_approved':
       return `if you trust it: mmauth profile trust ${error.details.directory ?? 'DIR'}; or choose the profile yourself with --profile NAME or MMAUTH_PROFILE`;
     case 'directory_file_invalid':
