@@ -10,7 +10,8 @@
 //    - CommonJS packages, required lazily from node_modules: undici, proper-lockfile, @inquirer/*;
 //    - ES-only packages, vendored as CommonJS files under dist/vendor: oauth4webapi, chalk, conf,
 //      open (open's own xdg-open script is copied beside it, where it looks for it);
-//    - our own split point: the emulator, dist/emulator.cjs, loaded only by `mmauth emulator`.
+//    - our own split points: the emulator, dist/emulator.cjs, loaded only by `mmauth emulator`,
+//      and exec's watchdog, dist/watchdog.cjs, a process of its own.
 // 3. The code cache: bin/mmauth.cjs runs a few read-only commands with MMAUTH_BUILD_CODE_CACHE=1
 //    and keeps what V8 compiled for them in dist/cache/<Node version>/mmauth.cjs.cache.
 import { execFileSync } from 'node:child_process';
@@ -280,6 +281,12 @@ await Promise.all([
         outfile,
       });
     }),
+  // exec's watchdog, a process of its own (src/exec/watchdog.ts starts dist/watchdog.cjs).
+  esbuild.build({
+    ...common,
+    entryPoints: [join(root, 'src/exec/watchdog-main.ts')],
+    outfile: join(dist, 'watchdog.cjs'),
+  }),
   esbuild.build({
     ...common,
     entryPoints: [join(root, 'src/emulator/emulator.ts')],

@@ -121,11 +121,11 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
     const supply = await supplyChildToken(options, ctx, out);
     try {
       const endpoints = [supply.baseUrl, supply.variables.MMAUTH_TOKEN_URL].flatMap((url) => url ?? []);
-      const policy = sandbox?.policyFor(endpoints, [supply.dir]);
-      if (policy !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(policy)}`);
+      const run = sandbox?.runFor(endpoints, [supply.dir]);
+      if (run !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(run.policy)}`);
       const env = childEnvironment(ctx.env, supply.variables, sandbox);
       const { runChild } = await import('../exec/run-child.js');
-      ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), supply.dir, policy));
+      ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), supply.dir, run));
       reportRunsLater(sandbox?.review(), out);
     } finally {
       await supply.stop();
@@ -174,12 +174,12 @@ async function runExecProxied(
   const pathSecret = randomBytes(24).toString('base64url');
   const proxy = await startProfileProxy({ ...options, port: 0, pathSecret }, ctx, out);
   try {
-    const policy = sandbox?.policyFor([proxy.url], [dirname(proxy.socketPath)]);
-    if (policy !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(policy)}`);
+    const run = sandbox?.runFor([proxy.url], [dirname(proxy.socketPath)]);
+    if (run !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(run.policy)}`);
     const variables = { MMAUTH_API_URL: proxy.url, MMAUTH_API_SOCKET: proxy.socketPath };
     const env = childEnvironment(ctx.env, variables, sandbox);
     const { runChild } = await import('../exec/run-child.js');
-    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), '', policy));
+    ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), '', run));
     reportRunsLater(sandbox?.review(), out);
   } finally {
     await proxy.close();

@@ -1,8 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { claimSignals } from '../util/signal-claims.js';
 import type { SandboxPolicy } from './sandbox.js';
-import type { WatchdogExtras } from './watchdog.js';
+import type { WatchdogExtras, WatchdogReview } from './watchdog.js';
+import type { SandboxRun } from './sandbox-plan.js';
+import { isMmauthError } from '../errors.js';
 
 /**
  * The signals forwarded to the child: every one whose default would end mmauth without its clean-up
@@ -26,9 +28,12 @@ const FORWARDED = [
  * with `sandbox`'s policy: startSandboxed), and forwards FORWARDED's signals to it (and SIGWINCH to a
  * sandboxed one, whose terminal is no longer its controlling one); once it has run WATCHDOG_DELAY_MS, a watchdog
  * ends it and removes `privateDir` (a path, or '' for none) should this process die without its
- * clean-up. Resolves with its exit code, 128 + n for signal n, or, as `env` and shells do, 127 for
- * a command that cannot be found and 126 for one that cannot be run (said through `onError`).
- * Throws `sandbox_unavailable` when the sandbox could not be set up (nothing ran).
+ * clean-up (and moves aside what a sandboxed child planted: `sandbox.watchdogReview`). Resolves with
+ * its exit code, 128 + n for signal n, or, as `env` and shells do, 127 for a command that cannot be
+ * found and 126 for one that cannot be run (said through `onError`). A sandbox that could not set up
+ * because a directory its policy hides went away meanwhile (another run's, ended) is set up once
+ * more with the policy made again. Throws `sandbox_unavailable` when the sandbox could not be set
+ * up (nothing ran).
  */
 export async function runChild(
   program: string,
@@ -36,7 +41,29 @@ export async function runChild(
   env: NodeJS.ProcessEnv,
   onError: (line: string) => void,
   privateDir: string,
-  sandbox?: SandboxPolicy,
+  sandbox?: SandboxRun,
+): Promise<number> {
+  try {
+    return await runOnce(program, args, env, onError, privateDir, sandbox, sandbox?.policy);
+  } catch (error) {
+    const isSetupFailure = isMmauthError(error) && error.details.reason === 'setup_failed';
+    if (sandbox === undefined || !isSetupFailure || sandbox.policy.denyRead.every((path) => existsSync(path))) {
+      throw error;
+    }
+    onError('the sandbox is set up again: a directory it hides went away while it was being set up');
+    return await runOnce(program, args, env, onError, privateDir, sandbox, sandbox.rebuild());
+  }
+}
+
+/** runChild's one attempt, with `policy` (sandbox's, or the one made again). */
+async function runOnce(
+  program: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  onError: (line: string) => void,
+  privateDir: string,
+  run: SandboxRun | undefined,
+  sandbox: SandboxPolicy | undefined,
 ): Promise<number> {
   const [{ spawn }, { startWatchdog }] = await Promise.all([import('node:child_process'), import('./watchdog.js')]);
   const engine = sandbox === undefined ? undefined : await import('./sandbox-engine.js');
@@ -70,7 +97,7 @@ export async function runChild(
       watchdog = startWatchdog(
         child.pid,
         privateDir,
-        sandbox === undefined ? {} : sandboxExtras(sandbox, sandboxed?.engineDir),
+        sandbox === undefined ? {} : sandboxExtras(sandbox, sandboxed?.engineDir, run?.watchdogReview()),
       );
   }, WATCHDOG_DELAY_MS);
   try {
@@ -101,7 +128,11 @@ export async function runChild(
  * children), the child's temp dir, the placeholders the engine made in the working directory and
  * the engine's private directory of sockets (`engineDir`).
  */
-function sandboxExtras(policy: SandboxPolicy, engineDir: string | undefined): WatchdogExtras {
+function sandboxExtras(
+  policy: SandboxPolicy,
+  engineDir: string | undefined,
+  review: WatchdogReview | undefined,
+): WatchdogExtras {
   const pids: number[] = [];
   try {
     for (const entry of readdirSync('/proc')) {
@@ -121,6 +152,7 @@ function sandboxExtras(policy: SandboxPolicy, engineDir: string | undefined): Wa
     pids,
     dirs: [policy.tmpDir, ...(engineDir === undefined ? [] : [engineDir])],
     placeholders: policy.placeholders ?? [],
+    ...(review === undefined ? {} : { review }),
   };
 }
 

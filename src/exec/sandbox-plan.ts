@@ -4,6 +4,7 @@ import { MmauthError } from '../errors.js';
 import { assertEngineCanRun } from './sandbox-engine.js';
 import { enginePlaceholders, gitExcludingPlaceholders, removeLeftPlaceholders } from './engine-placeholders.js';
 import { reviewRunsLater, scanRunsLater, type RunsLaterReview, type RunsLaterScan } from './runs-later.js';
+import type { WatchdogReview } from './watchdog.js';
 import {
   createPrivateDir,
   isSafeParent,
@@ -33,10 +34,21 @@ export interface SandboxAdditions {
   passEnv?: readonly string[] | undefined;
 }
 
+/** One sandboxed run as runChild starts it: its policy, and what to do should the start or mmauth fail. */
+export interface SandboxRun {
+  policy: SandboxPolicy;
+  /** The policy made again (the writable roots scanned again, the runtime directories listed again). */
+  rebuild(): SandboxPolicy;
+  /** What a watchdog needs to move aside what the child planted, should mmauth die before its review. */
+  watchdogReview(): WatchdogReview | undefined;
+}
+
 /** A sandbox checked and prepared before anything runs; its policy once the mode's endpoints are known. */
 export interface PreparedSandbox {
   /** The policy for egress to `egressUrls` (the mode's endpoints), this run's own `ownDirs` left visible. */
   policyFor(egressUrls: readonly string[], ownDirs: readonly string[]): SandboxPolicy;
+  /** policyFor's policy as a run (SandboxRun), for runChild. */
+  runFor(egressUrls: readonly string[], ownDirs: readonly string[]): SandboxRun;
   /** Removes the child's temp dir; idempotent, never throws. */
   remove(): void;
   /** Variables the child never gets: the grant's and the bus's (SANDBOX_UNSET_ENV), and the Unix sockets' (unreachable there). */
@@ -115,25 +127,32 @@ export function prepareSandbox(
     ...new Set([where.cwd, ...(additions.allowWrite ?? [])].map((dir) => realPath(resolve(where.cwd, dir)))),
   ];
   let scan: RunsLaterScan | undefined;
+  const policyFor = (egressUrls: readonly string[], ownDirs: readonly string[]): SandboxPolicy => {
+    scan = scanRunsLater(roots);
+    return sandboxPolicy({
+      walled: scan.walled,
+      placeholders: enginePlaceholders(where.cwd).map((name) => join(realPath(where.cwd), name)),
+      cwd: where.cwd,
+      tmpDir: tmpDir.path,
+      configDirs: where.configDirs.filter((dir) => existsSync(dir)),
+      home: where.env.HOME,
+      runtimeDirs: runtimeDirs(where.env),
+      ownDirs: [...ownDirs],
+      allowWrite: [...(additions.allowWrite ?? [])],
+      denyRead: [...(additions.denyRead ?? [])],
+      egressUrls: [...egressUrls],
+      allowHosts: [...(additions.allowHost ?? [])],
+    });
+  };
   return {
     review: () => (scan === undefined ? undefined : reviewRunsLater(roots, scan)),
-    policyFor(egressUrls, ownDirs) {
-      scan = scanRunsLater(roots);
-      return sandboxPolicy({
-        walled: scan.walled,
-        placeholders: enginePlaceholders(where.cwd).map((name) => join(realPath(where.cwd), name)),
-        cwd: where.cwd,
-        tmpDir: tmpDir.path,
-        configDirs: where.configDirs.filter((dir) => existsSync(dir)),
-        home: where.env.HOME,
-        runtimeDirs: runtimeDirs(where.env),
-        ownDirs: [...ownDirs],
-        allowWrite: [...(additions.allowWrite ?? [])],
-        denyRead: [...(additions.denyRead ?? [])],
-        egressUrls: [...egressUrls],
-        allowHosts: [...(additions.allowHost ?? [])],
-      });
-    },
+    policyFor,
+    runFor: (egressUrls, ownDirs) => ({
+      policy: policyFor(egressUrls, ownDirs),
+      rebuild: () => policyFor(egressUrls, ownDirs),
+      watchdogReview: () =>
+        scan === undefined ? undefined : { roots, present: [...scan.present], onPurpose: [...scan.onPurpose] },
+    }),
     remove: () => tmpDir.remove(),
     unsetEnv: [...SANDBOX_UNSET_ENV, 'MMAUTH_TOKEN_SOCKET', 'MMAUTH_API_SOCKET'],
     heldBackEnv: heldBackVariables(where.env, additions.passEnv ?? []),

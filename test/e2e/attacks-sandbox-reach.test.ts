@@ -5,6 +5,7 @@
  * the token files of runs started from another environment (another XDG_RUNTIME_DIR, another
  * TMPDIR). Each has its control: without --sandbox the route is open, so the test can fail.
  */
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -233,14 +234,15 @@ const isAlive = (pid: number) => {
 };
 
 describe('nothing left behind by a killed run', () => {
-  it('kill -9 of mmauth: within 5 s no socat, bwrap or program of the run runs, its placeholders and temp dir are gone; a placeholder an older run left is removed by the next run', async () => {
+  it('kill -9 of mmauth: within 5 s no socat, bwrap or program of the run runs, its placeholders and temp dir are gone, and what the child planted to run later (a new .git/commondir, a .git file) is moved aside; a placeholder an older run left is removed by the next run', async () => {
     const { env } = await fileLogin();
     const cwd = makeScratchDir('victim-killed-', 0o755);
-    const running = startCli(['exec', '--sandbox', '--', 'sh', '-c', 'echo "$TMPDIR" > tmpdir.txt; exec sleep 41'], {
-      env,
-      cwd,
-      timeoutMs: 60_000,
-    });
+    expect(spawnSync('git', ['init', '-q', cwd]).status).toBe(0);
+    const plant = 'mkdir -p evil inner; echo "$PWD/evil" > .git/commondir; echo "gitdir: $PWD/evil" > inner/.git';
+    const running = startCli(
+      ['exec', '--sandbox', '--', 'sh', '-c', `${plant}; echo "$TMPDIR" > tmpdir.txt; exec sleep 41`],
+      { env, cwd, timeoutMs: 60_000 },
+    );
     await until(
       () => existsSync(join(cwd, 'tmpdir.txt')) && existsSync(join(cwd, '.bashrc')),
       20_000,
@@ -260,6 +262,13 @@ describe('nothing left behind by a killed run', () => {
       'placeholders and temp dir removed',
       100,
     );
+    await until(
+      () => !existsSync(join(cwd, '.git', 'commondir')) && !existsSync(join(cwd, 'inner', '.git')),
+      5_000,
+      'the plants moved aside',
+      100,
+    );
+    expect(readdirSync(join(cwd, '.git')).some((name) => name.startsWith('commondir.mmauth-blocked-'))).toBe(true);
     // A placeholder an older run left (an empty read-only file at one of the engine's names): the next run removes it.
     writeFileSync(join(cwd, '.zshrc'), '');
     chmodSync(join(cwd, '.zshrc'), 0o444);
