@@ -121,12 +121,12 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
     const supply = await supplyChildToken(options, ctx, out);
     try {
       const endpoints = [supply.baseUrl, supply.variables.MMAUTH_TOKEN_URL].flatMap((url) => url ?? []);
-      const run = sandbox?.runFor(endpoints, [supply.dir]);
+      const run = await sandbox?.runFor(endpoints, [supply.dir]);
       if (run !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(run.policy)}`);
       const env = childEnvironment(ctx.env, supply.variables, sandbox);
       const { runChild } = await import('../exec/run-child.js');
       ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), supply.dir, run));
-      reportRunsLater(sandbox?.review(), out);
+      reportRunsLater(sandbox?.review(), out, options.json === true);
     } finally {
       await supply.stop();
     }
@@ -137,9 +137,20 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
 
 /**
  * Says on stderr what the sandboxed child left that would run later (moved aside) and which files
- * the user runs on purpose it created or changed; nothing when it touched none.
+ * the user runs on purpose it created or changed; nothing when it touched none. With --json, the
+ * same as one document on stdout after the child's own output (`sandbox.moved_aside`,
+ * `sandbox.changed`: schemas/exec.schema.json).
  */
-function reportRunsLater(review: ReturnType<PreparedSandbox['review']>, out: Output): void {
+function reportRunsLater(review: ReturnType<PreparedSandbox['review']>, out: Output, isJson: boolean): void {
+  const neutralised = review?.neutralised ?? [];
+  if (isJson && (neutralised.length > 0 || (review?.changed ?? []).length > 0)) {
+    out.json({
+      sandbox: {
+        moved_aside: neutralised.map(({ path, movedTo }) => ({ path, moved_to: movedTo === '' ? null : movedTo })),
+        changed: review?.changed ?? [],
+      },
+    });
+  }
   for (const { path, movedTo } of review?.neutralised ?? []) {
     out.warn(
       movedTo === ''
@@ -174,13 +185,13 @@ async function runExecProxied(
   const pathSecret = randomBytes(24).toString('base64url');
   const proxy = await startProfileProxy({ ...options, port: 0, pathSecret }, ctx, out);
   try {
-    const run = sandbox?.runFor([proxy.url], [dirname(proxy.socketPath)]);
+    const run = await sandbox?.runFor([proxy.url], [dirname(proxy.socketPath)]);
     if (run !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(run.policy)}`);
     const variables = { MMAUTH_API_URL: proxy.url, MMAUTH_API_SOCKET: proxy.socketPath };
     const env = childEnvironment(ctx.env, variables, sandbox);
     const { runChild } = await import('../exec/run-child.js');
     ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), '', run));
-    reportRunsLater(sandbox?.review(), out);
+    reportRunsLater(sandbox?.review(), out, options.json === true);
   } finally {
     await proxy.close();
   }

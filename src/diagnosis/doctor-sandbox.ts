@@ -55,7 +55,7 @@ export async function checkSandbox(ctx: AppContext): Promise<Check> {
       { PATH: ctx.env.PATH ?? '/usr/bin:/bin' },
       (line) => lines.push(line),
       '',
-      prepared.runFor([], []),
+      await prepared.runFor([], []),
     );
     if (code !== 0)
       throw new Error(`true exited ${code} in the sandbox${lines.length > 0 ? `: ${lines.join(' ')}` : ''}`);

@@ -51,7 +51,7 @@ export async function runChild(
       throw error;
     }
     onError('the sandbox is set up again: a directory it hides went away while it was being set up');
-    return await runOnce(program, args, env, onError, privateDir, sandbox, sandbox.rebuild());
+    return await runOnce(program, args, env, onError, privateDir, sandbox, await sandbox.rebuild());
   }
 }
 

@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { lstatSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { lstatSync, readFileSync, statSync } from 'node:fs';
 import { installedPackages } from './installed-packages.js';
-import { randomBytes } from 'node:crypto';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 /**
@@ -58,21 +57,40 @@ const ON_PURPOSE_GLOBS = [
   '**/.github/workflows/*',
 ];
 
+/** ON_PURPOSE_GLOBS as a test of one path (a package's own package.json in node_modules is no project's). */
+function isOnPurposeFile(file: string): boolean {
+  if (/\/node_modules\/\.bin\/[^/]+$/.test(file) || /\/\.github\/workflows\/[^/]+$/.test(file)) return true;
+  const name = basename(file);
+  if (name === 'package.json') return !file.includes('/node_modules/');
+  return ['.envrc', 'Makefile', 'makefile', 'GNUmakefile', '.npmrc'].includes(name);
+}
+
 /** What the scan found: paths to wall (existing), the runs-later set, and the on-purpose files' fingerprints. */
 export interface RunsLaterScan {
   /** Existing paths the child may not write (files and whole directories; never a `.git` directory itself). */
   walled: string[];
   /** Every runs-later path present, with its identity (device and inode): a new or replaced one is the child's. */
   present: Map<string, string>;
-  /** On-purpose files and a fingerprint of each (package.json: its scripts; else size and mtime). */
+  /** On-purpose files and a fingerprint of each (package.json: its scripts; else size and ctime). */
   onPurpose: Map<string, string>;
+  /**
+   * Every directory under the roots with its identity (inode and ctime in ns, which no process can
+   * set back), where the system's find can say (Linux): reviewRunsLater then reads only the
+   * directories that changed. Undefined: it scans the roots again.
+   */
+  dirs?: Map<string, string>;
 }
 
-/** Every file under `roots` matching `globs`, hidden and ignored ones too, links not followed; [] when ripgrep fails. */
-function listFiles(roots: readonly string[], globs: readonly string[]): string[] {
+/** ripgrep's arguments that list every file under `roots` matching `globs`, hidden and ignored ones too, links not followed, NUL-separated. */
+export function ripgrepArgs(roots: readonly string[], globs: readonly string[]): string[] {
   const args = ['--files', '--hidden', '--no-ignore', '--no-messages', '--null', '--no-config'];
   for (const glob of globs) args.push('-g', glob);
-  const found = spawnSync('rg', [...args, '--', ...roots], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  return [...args, '--', ...roots];
+}
+
+/** Every file under `roots` matching `globs` (ripgrepArgs); [] when ripgrep fails. */
+function listFiles(roots: readonly string[], globs: readonly string[]): string[] {
+  const found = spawnSync('rg', ripgrepArgs(roots, globs), { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   return (found.stdout ?? '').split('\0').filter((path) => path !== '');
 }
 
@@ -91,7 +109,7 @@ function hooksPathOf(configText: string): string | undefined {
 }
 
 /** `path`'s identity (device and inode, not followed), or undefined when nothing is there. */
-function identityOf(path: string): string | undefined {
+export function identityOf(path: string): string | undefined {
   try {
     const stats = lstatSync(path);
     return `${stats.dev}:${stats.ino}`;
@@ -128,21 +146,21 @@ function runsLaterPathOf(file: string): string | undefined {
   return STARTUP_NAMES.includes(name) || HOOK_MANAGER_FILES.includes(name) || name === '.git' ? file : undefined;
 }
 
-/** The fingerprint of an on-purpose file: package.json's scripts, else its size and mtime. */
-function fingerprint(path: string): string {
+/** The fingerprint of an on-purpose file: package.json's scripts, else its size and ctime (which no process can set back). */
+export function fingerprint(path: string): string {
   try {
     if (basename(path) === 'package.json') {
       const scripts = (JSON.parse(readFileSync(path, 'utf8')) as { scripts?: unknown }).scripts;
       return JSON.stringify(scripts ?? null);
     }
-    const stats = statSync(path);
-    return `${stats.size}:${stats.mtimeMs}`;
+    const stats = statSync(path, { bigint: true });
+    return `${stats.size}:${stats.ctimeNs}`;
   } catch {
     return 'unreadable';
   }
 }
 
-const isUnder = (path: string, root: string) => path === root || path.startsWith(`${root}${sep}`);
+export const isUnder = (path: string, root: string) => path === root || path.startsWith(`${root}${sep}`);
 
 /**
  * Scans `roots` (the writable roots, real paths) at any depth: every repository's git directory
@@ -153,18 +171,28 @@ const isUnder = (path: string, root: string) => path === root || path.startsWith
  * fingerprints. Never throws.
  */
 export function scanRunsLater(roots: readonly string[]): RunsLaterScan {
-  const files = listFiles(roots, [
-    '**/.git',
-    '**/.git/config',
-    '**/.git/modules/**/config',
-    '**/.git/modules/**/hooks/*',
-    ...STARTUP_NAMES.map((name) => `**/${name}`),
-    ...[...STARTUP_DIRS, '.husky', '.githooks'].map((dir) => `**/${dir}/**`),
-    ...HOOK_MANAGER_FILES.map((name) => `**/${name}`),
-    ...ON_PURPOSE_GLOBS,
-  ]);
+  return scanOf(roots, listFiles(roots, SCAN_GLOBS));
+}
+
+/** What ripgrep lists for scanRunsLater (later globs win: a package's own package.json in node_modules is left out). */
+export const SCAN_GLOBS: readonly string[] = [
+  '**/.git',
+  '**/.git/config',
+  '**/.git/modules/**/config',
+  '**/.git/modules/**/hooks/*',
+  ...STARTUP_NAMES.map((name) => `**/${name}`),
+  ...[...STARTUP_DIRS, '.husky', '.githooks'].map((dir) => `**/${dir}/**`),
+  ...HOOK_MANAGER_FILES.map((name) => `**/${name}`),
+  ...ON_PURPOSE_GLOBS,
+  '!**/node_modules/**/package.json',
+  '**/node_modules/mmauth/**',
+  '**/node_modules/@anthropic-ai/sandbox-runtime/**',
+];
+
+/** The runs-later paths and on-purpose files that `files` (paths under the roots) stand for. */
+export function classify(files: Iterable<string>): { paths: Set<string>; onPurpose: Set<string> } {
   const paths = new Set<string>();
-  const onPurpose = new Map<string, string>();
+  const onPurpose = new Set<string>();
   for (const file of files) {
     if (file.endsWith('/.git/config')) {
       for (const path of repositoryPaths(dirname(file))) paths.add(path);
@@ -172,17 +200,24 @@ export function scanRunsLater(roots: readonly string[]): RunsLaterScan {
     }
     const path = runsLaterPathOf(file);
     if (path !== undefined) paths.add(path);
-    else if (!file.includes('/.git/')) onPurpose.set(file, fingerprint(file));
+    else if (!file.includes('/.git/') && isOnPurposeFile(file)) onPurpose.add(file);
   }
+  return { paths, onPurpose };
+}
+
+/** The scan (RunsLaterScan) of `roots` from ripgrep's listing `files` (and find's `dirs`). Never throws. */
+export function scanOf(roots: readonly string[], files: readonly string[], dirs?: Map<string, string>): RunsLaterScan {
+  const { paths, onPurpose: onPurposeFiles } = classify(files);
   for (const dir of installedPackages()) if (roots.some((root) => isUnder(dir, root))) paths.add(dir);
   const present = new Map<string, string>();
   for (const path of paths) {
     const identity = identityOf(path);
     if (identity !== undefined) present.set(path, identity);
   }
+  const onPurpose = new Map([...onPurposeFiles].map((file) => [file, fingerprint(file)]));
   // A `.git` directory stays writable (objects, refs, index, HEAD: the child's own commits); a `.git` file is walled.
   const walled = [...present.keys()].filter((path) => basename(path) !== '.git' || isFile(path));
-  return { walled, present, onPurpose };
+  return { walled, present, onPurpose, ...(dirs === undefined ? {} : { dirs }) };
 }
 
 function isFile(path: string): boolean {
@@ -191,40 +226,4 @@ function isFile(path: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** What the child left that runs later, and what it changed that the user runs on purpose. */
-export interface RunsLaterReview {
-  /** New or replaced runs-later paths, each moved aside to `movedTo` ('' when it could not be). */
-  neutralised: Array<{ path: string; movedTo: string }>;
-  /** On-purpose files the child created or changed. */
-  changed: string[];
-}
-
-/**
- * After the child exited: scans `roots` again and moves every runs-later path that is new or
- * replaced (another inode: `mv .git` and a new one) aside to `NAME.mmauth-blocked-XXXXXX`, where
- * neither git nor a shell looks (a new repository whole, not its parts after it); lists the
- * on-purpose files created or changed. Never throws.
- */
-export function reviewRunsLater(roots: readonly string[], before: RunsLaterScan): RunsLaterReview {
-  const after = scanRunsLater(roots);
-  const fresh = [...after.present]
-    .filter(([path, identity]) => before.present.get(path) !== identity)
-    .map(([path]) => path);
-  const outermost = fresh.filter((path) => !fresh.some((other) => other !== path && isUnder(path, other)));
-  const neutralised = outermost.map((path) => {
-    const movedTo = `${path}.mmauth-blocked-${randomBytes(3).toString('hex')}`;
-    try {
-      renameSync(path, movedTo);
-      return { path, movedTo };
-    } catch {
-      return { path, movedTo: '' };
-    }
-  });
-  const changed = [...after.onPurpose]
-    .filter(([path, print]) => before.onPurpose.get(path) !== print)
-    .map(([path]) => path)
-    .sort();
-  return { neutralised, changed };
 }

@@ -45,6 +45,19 @@ export function assertEngineCanRun(env: NodeJS.ProcessEnv, platform: NodeJS.Plat
 
 type Engine = typeof import('@anthropic-ai/sandbox-runtime').SandboxManager;
 
+/** The engine once asked for (preloadEngine, startSandboxed). */
+let engineLoading: Promise<Engine> | undefined;
+
+/**
+ * Starts loading the engine now (its modules take about 150 ms to load), so that exec's other
+ * start-up work, and the background scan of what runs later, overlap it. Never throws; a failure
+ * is startSandboxed's to report.
+ */
+export function preloadEngine(): void {
+  engineLoading ??= loadEngine();
+  engineLoading.catch(() => undefined);
+}
+
 /**
  * The engine, imported now (it is no part of any other command); `sandbox_unavailable` when it
  * cannot load: its package missing (reason `package_missing`: reinstall mmauth), else this Node
@@ -120,7 +133,7 @@ export async function startSandboxed(
   cwd: string,
 ): Promise<SandboxedChild> {
   const [engine, { spawn }, { randomBytes }, fs, { tmpdir }] = await Promise.all([
-    loadEngine(),
+    (engineLoading ??= loadEngine()),
     import('node:child_process'),
     import('node:crypto'),
     import('node:fs'),

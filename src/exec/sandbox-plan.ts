@@ -1,9 +1,10 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { MmauthError } from '../errors.js';
-import { assertEngineCanRun } from './sandbox-engine.js';
+import { assertEngineCanRun, preloadEngine } from './sandbox-engine.js';
 import { enginePlaceholders, gitExcludingPlaceholders, removeLeftPlaceholders } from './engine-placeholders.js';
-import { reviewRunsLater, scanRunsLater, type RunsLaterReview, type RunsLaterScan } from './runs-later.js';
+import type { RunsLaterScan } from './runs-later.js';
+import { reviewRunsLater, scanInBackground, type RunsLaterReview } from './runs-later-changes.js';
 import type { WatchdogReview } from './watchdog.js';
 import {
   createPrivateDir,
@@ -38,7 +39,7 @@ export interface SandboxAdditions {
 export interface SandboxRun {
   policy: SandboxPolicy;
   /** The policy made again (the writable roots scanned again, the runtime directories listed again). */
-  rebuild(): SandboxPolicy;
+  rebuild(): Promise<SandboxPolicy>;
   /** What a watchdog needs to move aside what the child planted, should mmauth die before its review. */
   watchdogReview(): WatchdogReview | undefined;
 }
@@ -46,9 +47,9 @@ export interface SandboxRun {
 /** A sandbox checked and prepared before anything runs; its policy once the mode's endpoints are known. */
 export interface PreparedSandbox {
   /** The policy for egress to `egressUrls` (the mode's endpoints), this run's own `ownDirs` left visible. */
-  policyFor(egressUrls: readonly string[], ownDirs: readonly string[]): SandboxPolicy;
+  policyFor(egressUrls: readonly string[], ownDirs: readonly string[]): Promise<SandboxPolicy>;
   /** policyFor's policy as a run (SandboxRun), for runChild. */
-  runFor(egressUrls: readonly string[], ownDirs: readonly string[]): SandboxRun;
+  runFor(egressUrls: readonly string[], ownDirs: readonly string[]): Promise<SandboxRun>;
   /** Removes the child's temp dir; idempotent, never throws. */
   remove(): void;
   /** Variables the child never gets: the grant's and the bus's (SANDBOX_UNSET_ENV), and the Unix sockets' (unreachable there). */
@@ -126,11 +127,17 @@ export function prepareSandbox(
   const roots = [
     ...new Set([where.cwd, ...(additions.allowWrite ?? [])].map((dir) => realPath(resolve(where.cwd, dir)))),
   ];
+  // The scan of what runs later runs in the background (other processes) while exec gets its token
+  // and loads the engine; the policy waits for it. A rebuilt policy scans again.
+  let scanning: Promise<RunsLaterScan> | undefined = scanInBackground(roots, tmpDir.path);
+  preloadEngine();
   let scan: RunsLaterScan | undefined;
-  const policyFor = (egressUrls: readonly string[], ownDirs: readonly string[]): SandboxPolicy => {
-    scan = scanRunsLater(roots);
+  const policyFor = async (egressUrls: readonly string[], ownDirs: readonly string[]): Promise<SandboxPolicy> => {
+    const current = await (scanning ?? scanInBackground(roots, tmpDir.path));
+    scanning = undefined;
+    scan = current;
     return sandboxPolicy({
-      walled: scan.walled,
+      walled: current.walled,
       placeholders: enginePlaceholders(where.cwd).map((name) => join(realPath(where.cwd), name)),
       cwd: where.cwd,
       tmpDir: tmpDir.path,
@@ -147,8 +154,8 @@ export function prepareSandbox(
   return {
     review: () => (scan === undefined ? undefined : reviewRunsLater(roots, scan)),
     policyFor,
-    runFor: (egressUrls, ownDirs) => ({
-      policy: policyFor(egressUrls, ownDirs),
+    runFor: async (egressUrls, ownDirs) => ({
+      policy: await policyFor(egressUrls, ownDirs),
       rebuild: () => policyFor(egressUrls, ownDirs),
       watchdogReview: () =>
         scan === undefined ? undefined : { roots, present: [...scan.present], onPurpose: [...scan.onPurpose] },

