@@ -176,6 +176,8 @@ export function scanRunsLater(roots: readonly string[]): RunsLaterScan {
 
 /** What ripgrep lists for scanRunsLater (later globs win: a package's own package.json in node_modules is left out). */
 export const SCAN_GLOBS: readonly string[] = [
+  // A bare repository (a push target) is known by its HEAD beside config and objects/.
+  '**/HEAD',
   '**/.git',
   '**/.git/config',
   '**/.git/modules/**/config',
@@ -190,24 +192,48 @@ export const SCAN_GLOBS: readonly string[] = [
 ];
 
 /** The runs-later paths and on-purpose files that `files` (paths under the roots) stand for. */
-export function classify(files: Iterable<string>): { paths: Set<string>; onPurpose: Set<string> } {
+export function classify(files: Iterable<string>): {
+  paths: Set<string>;
+  onPurpose: Set<string>;
+  gitDirs: Set<string>;
+} {
   const paths = new Set<string>();
   const onPurpose = new Set<string>();
+  const gitDirs = new Set<string>();
   for (const file of files) {
-    if (file.endsWith('/.git/config')) {
-      for (const path of repositoryPaths(dirname(file))) paths.add(path);
+    if (
+      file.endsWith('/.git/config') ||
+      (basename(file) === 'HEAD' && !file.includes('/.git/') && isBare(dirname(file)))
+    ) {
+      const gitDir = dirname(file);
+      gitDirs.add(gitDir);
+      for (const path of repositoryPaths(gitDir)) paths.add(path);
       continue;
     }
+    if (basename(file) === 'HEAD') continue;
     const path = runsLaterPathOf(file);
     if (path !== undefined) paths.add(path);
     else if (!file.includes('/.git/') && isOnPurposeFile(file)) onPurpose.add(file);
   }
-  return { paths, onPurpose };
+  return { paths, onPurpose, gitDirs };
 }
+
+/** What is at `path` (links not followed), or undefined. */
+function statsOf(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `dir` is a bare repository's git directory: HEAD, config and objects/ in it. */
+const isBare = (dir: string) =>
+  statsOf(join(dir, 'config'))?.isFile() === true && statsOf(join(dir, 'objects'))?.isDirectory() === true;
 
 /** The scan (RunsLaterScan) of `roots` from ripgrep's listing `files` (and find's `dirs`). Never throws. */
 export function scanOf(roots: readonly string[], files: readonly string[], dirs?: Map<string, string>): RunsLaterScan {
-  const { paths, onPurpose: onPurposeFiles } = classify(files);
+  const { paths, onPurpose: onPurposeFiles, gitDirs } = classify(files);
   for (const dir of installedPackages()) if (roots.some((root) => isUnder(dir, root))) paths.add(dir);
   const present = new Map<string, string>();
   for (const path of paths) {
@@ -215,15 +241,9 @@ export function scanOf(roots: readonly string[], files: readonly string[], dirs?
     if (identity !== undefined) present.set(path, identity);
   }
   const onPurpose = new Map([...onPurposeFiles].map((file) => [file, fingerprint(file)]));
-  // A `.git` directory stays writable (objects, refs, index, HEAD: the child's own commits); a `.git` file is walled.
-  const walled = [...present.keys()].filter((path) => basename(path) !== '.git' || isFile(path));
+  // A git directory stays writable (objects, refs, index, HEAD: the child's own commits and pushes); a `.git` file is walled.
+  const walled = [...present.keys()].filter(
+    (path) => (basename(path) !== '.git' && !gitDirs.has(path)) || statsOf(path)?.isFile() === true,
+  );
   return { walled, present, onPurpose, ...(dirs === undefined ? {} : { dirs }) };
-}
-
-function isFile(path: string): boolean {
-  try {
-    return lstatSync(path).isFile();
-  } catch {
-    return false;
-  }
 }

@@ -7,7 +7,16 @@ export interface FailureContext {
   command: string | undefined;
   profileName: string;
   origin: TokenOrigin | undefined;
+  /**
+   * Inside `exec --sandbox` (MMAUTH_SANDBOX_RUN set), the variables exec handed this process
+   * (MMAUTH_API_URL, MMAUTH_TOKEN_FILE, MMAUTH_TOKEN_URL) that it has: hints name them, not a login
+   * that cannot happen there. Undefined outside a sandbox.
+   */
+  sandboxVariables?: string[];
 }
+
+/** The variables exec hands a child that stand in for the grant inside a sandbox. */
+const CHILD_VARIABLES = ['MMAUTH_API_URL', 'MMAUTH_TOKEN_FILE', 'MMAUTH_TOKEN_URL'];
 
 /** What cli.ts knows of the run that failed: the subcommand and the options commander parsed. */
 export interface FailedRun {
@@ -45,5 +54,11 @@ export async function failureContextFor(run: FailedRun, ctx: AppContext): Promis
       // A damaged config file is its own error; the hint does without it.
     }
   }
-  return { command: run.command, profileName, origin };
+  const isSandboxed = (ctx.env.MMAUTH_SANDBOX_RUN ?? '') !== '';
+  return {
+    command: run.command,
+    profileName,
+    origin,
+    ...(isSandboxed ? { sandboxVariables: CHILD_VARIABLES.filter((name) => (ctx.env[name] ?? '') !== '') } : {}),
+  };
 }

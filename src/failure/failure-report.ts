@@ -18,10 +18,31 @@ const LOCAL_CODES = new Set<ErrorCode>([
   'keyring_failed',
 ]);
 
+/**
+ * The hint inside `exec --sandbox`, where the grant, the config and a browser are out of reach:
+ * what exec handed the process (`variables`) instead of a login.
+ */
+function sandboxHint(variables: readonly string[]): string {
+  const uses: Record<string, string> = {
+    MMAUTH_API_URL: 'MMAUTH_API_URL (the API, authenticated for you: curl "$MMAUTH_API_URL/PATH")',
+    MMAUTH_TOKEN_FILE: 'MMAUTH_TOKEN_FILE (the current access token; mmauth token reads it)',
+    MMAUTH_TOKEN_URL: 'MMAUTH_TOKEN_URL (a fresh token on request)',
+  };
+  const given = variables.map((name) => uses[name] ?? name);
+  return given.length === 0
+    ? 'this runs inside mmauth exec --sandbox, where the grant is out of reach, and exec handed it nothing it still has: keep the environment exec gave the program'
+    : `this runs inside mmauth exec --sandbox, where the grant is out of reach (no login there): use ${given.join(', or ')}`;
+}
+
 /** The hint to print under `error`: its own (command layer), else the one its code implies. */
 export function hintOf(error: MmauthError, context: FailureContext): string | undefined {
   // An agent's error carries the agent's own fix line (its command line wrote it): that one first.
   let hint = error.hint ?? error.details.agentHint ?? hintByCode(error, context);
+  // Inside a sandbox a login (or the config, the keyring) is no way out: what exec handed the child is.
+  const isLoginWay = LOCAL_CODES.has(error.code) || /mmauth login/.test(hint ?? '');
+  if (context.sandboxVariables !== undefined && error.code !== 'interrupted' && isLoginWay) {
+    return sandboxHint(context.sandboxVariables);
+  }
   if (error.details.viaProxy === 'true') {
     hint = `${hint ?? ''}; a proxy is set (HTTP_PROXY/HTTPS_PROXY; NO_PROXY exempts hosts): check it too`;
   }

@@ -126,6 +126,45 @@ describe('exec --sandbox: nothing the child writes runs later', () => {
   );
 });
 
+describe('a bare repository under --allow-write (a local push target)', () => {
+  it("the child's git push to it works; its hooks and config are walled, so the user's later push runs nothing planted (without --sandbox, the control, it runs)", async () => {
+    const { env } = await fileLogin();
+    for (const isSandboxed of [false, true]) {
+      const project = makeScratchDir('victim-pusher-', 0o755);
+      const remote = makeScratchDir('victim-remote-', 0o755);
+      const markers = makeScratchDir('victim-markers-', 0o777);
+      expect(git(remote, 'init', '-q', '--bare', '-b', 'main').status).toBe(0);
+      repository(project);
+      expect(git(project, 'remote', 'add', 'origin', remote).status).toBe(0);
+      const plant = [
+        'echo work > work.txt; git add -A && git commit -qm work && git push -q origin main >&2 && echo pushed',
+        `printf '#!/bin/sh\ntouch ${markers}/ran-post-receive\n' > "$1/hooks/post-receive" 2>/dev/null`,
+        'chmod +x "$1/hooks/post-receive" 2>/dev/null',
+        'mkdir -p "$1/evil"',
+        `printf '#!/bin/sh\ntouch ${markers}/ran-hooks-path\n' > "$1/evil/post-receive"; chmod +x "$1/evil/post-receive"`,
+        `printf '[core]\n\thooksPath = %s/evil\n' "$1" >> "$1/config" 2>/dev/null`,
+        'exit 0',
+      ].join('\n');
+      const sandbox = isSandboxed ? ['--sandbox', '--allow-write', remote] : [];
+      const result = await runCli(['exec', ...sandbox, '--', 'sh', '-c', plant, 'sh', remote], {
+        env: { ...env, ...GIT_ENV },
+        cwd: project,
+        timeoutMs: 60_000,
+      });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout, result.stderr).toContain('pushed');
+      // The user's next push, outside the sandbox.
+      writeFileSync(join(project, 'later.txt'), 'later\n');
+      git(project, 'add', 'later.txt');
+      git(project, 'commit', '-qm', 'later');
+      expect(git(project, 'push', '-q', 'origin', 'main').status).toBe(0);
+      const ran = readdirSync(markers).filter((name) => name.startsWith('ran-'));
+      if (isSandboxed) expect(ran).toEqual([]);
+      else expect(ran.length).toBeGreaterThan(0);
+    }
+  }, 120_000);
+});
+
 describe('exec --sandbox says what the child changed that runs when the user next works there', () => {
   it('a changed Makefile, .envrc, package.json script, a new workflow in new directories and an .npmrc changed in place with its mtime set back are named on stderr and in the --json document; a run that changed only source files says nothing', async () => {
     const { env } = await fileLogin();

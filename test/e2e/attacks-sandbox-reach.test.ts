@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeScratchDir, runCli, startCli } from '../support/cli.js';
+import { BIN, makeScratchDir, runCli, startCli } from '../support/cli.js';
 import { fileLogin } from '../support/file-login.js';
 import { until } from '../support/until.js';
 import { reportedVariable, reportingExec } from '../support/reporting-exec.js';
@@ -195,6 +195,30 @@ describe('ordinary work inside the sandbox', () => {
     } finally {
       hostServer.close();
     }
+  }, 90_000);
+
+  it("mmauth's errors inside the sandbox name what the child has (MMAUTH_API_URL, MMAUTH_TOKEN_FILE), not a login that cannot happen there", async () => {
+    const { env } = await fileLogin();
+    const cwd = makeScratchDir('victim-inside-errors-', 0o755);
+    const nested = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)}`;
+    const proxied = await runCli(
+      ['exec', '--sandbox', '--proxy', '--', 'sh', '-c', `${nested} token; echo "exit $?"`],
+      {
+        env,
+        cwd,
+        timeoutMs: 60_000,
+      },
+    );
+    expect(proxied.stdout).toContain('exit 4');
+    expect(proxied.stderr).toContain('inside mmauth exec --sandbox');
+    expect(proxied.stderr).toContain('MMAUTH_API_URL');
+    expect(proxied.stderr).not.toContain('mmauth login');
+    const withToken = await runCli(
+      ['exec', '--sandbox', '--', 'sh', '-c', `${nested} status --profile other; echo "exit $?"`],
+      { env, cwd, timeoutMs: 60_000 },
+    );
+    expect(withToken.stderr).toContain('MMAUTH_TOKEN_FILE');
+    expect(withToken.stderr).not.toContain('mmauth login');
   }, 90_000);
 
   it('a missing program reads as without --sandbox: "command not found", exit 127', async () => {
