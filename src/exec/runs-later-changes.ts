@@ -53,22 +53,31 @@ function takeFile(file: string): string {
   }
 }
 
-/** find's `%i %C@ %p` (inode, ctime as seconds with nine or more decimals, path) as RunsLaterScan.dirs' identity. */
-function dirsOf(text: string): Map<string, string> {
+/**
+ * find's records (`d INODE CTIME PATH` for a directory, its ctime as seconds with nine or more
+ * decimals; `l PATH` for a symbolic link, which ripgrep does not list): the directories' identities
+ * as RunsLaterScan.dirs holds them, and the links.
+ */
+function findRecordsOf(text: string): { dirs: Map<string, string>; links: string[] } {
   const dirs = new Map<string, string>();
+  const links: string[] = [];
   for (const record of text.split('\0')) {
-    const match = /^(\d+) (\d+)\.(\d+) (.+)$/s.exec(record);
+    if (record.startsWith('l ')) {
+      links.push(record.slice(2));
+      continue;
+    }
+    const match = /^d (\d+) (\d+)\.(\d+) (.+)$/s.exec(record);
     if (match === null) continue;
     const [, inode = '', seconds = '', fraction = '', path = ''] = match;
     const ns = BigInt(seconds) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0').slice(0, 9));
     dirs.set(path, `${inode} ${ns}`);
   }
-  return dirs;
+  return { dirs, links };
 }
 
 /**
  * Starts scanRunsLater's scan of `roots` in the background (ripgrep, and on Linux GNU find listing
- * every directory with its identity for the review), their output in files in `workDir` (removed
+ * every directory with its identity, and every symbolic link, for the review), their output in files in `workDir` (removed
  * once read). Resolves with the scan; its `dirs` is undefined where find is missing or failed (the
  * review then scans the roots again). Never rejects.
  */
@@ -78,14 +87,36 @@ export function scanInBackground(roots: readonly string[], workDir: string): Pro
   const listed = runInto('rg', ripgrepArgs(roots, SCAN_GLOBS), listing);
   const found =
     process.platform === 'linux'
-      ? runInto('find', ['-P', ...roots, '-type', 'd', '-printf', '%i %C@ %p\\0'], directories)
+      ? runInto(
+          'find',
+          [
+            '-P',
+            ...roots,
+            '(',
+            '-type',
+            'd',
+            '-printf',
+            'd %i %C@ %p\\0',
+            ')',
+            '-o',
+            '(',
+            '-type',
+            'l',
+            '-printf',
+            'l %p\\0',
+            ')',
+          ],
+          directories,
+        )
       : Promise.resolve(-1);
   return Promise.all([listed, found]).then(([, findCode]) => {
     const files = takeFile(listing)
       .split('\0')
       .filter((path) => path !== '');
-    const dirsText = takeFile(directories);
-    return scanOf(roots, files, findCode === 0 ? dirsOf(dirsText) : undefined);
+    const found = findCode === 0 ? findRecordsOf(takeFile(directories)) : undefined;
+    rmSync(directories, { force: true });
+    // Links count as what was there before (a user's own `.mcp.json` link is no plant of the child's).
+    return scanOf(roots, [...files, ...(found?.links ?? [])], found?.dirs);
   });
 }
 

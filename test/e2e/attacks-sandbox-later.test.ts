@@ -9,7 +9,7 @@
  * same child's code runs.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeScratchDir, runCli } from '../support/cli.js';
@@ -163,6 +163,41 @@ describe('a bare repository under --allow-write (a local push target)', () => {
       else expect(ran.length).toBeGreaterThan(0);
     }
   }, 120_000);
+});
+
+describe('symbolic links at the names the engine makes placeholders for (bubblewrap as installed)', () => {
+  it("links planted in the working directory before the run at .bashrc, .vscode and .mcp.json, pointing outside where nothing is: the sandbox starts, nothing is created outside, writes through them fail; the user's own links stay, a .git link the child makes is moved aside", async () => {
+    const { env } = await fileLogin();
+    const project = makeScratchDir('victim-links-', 0o755);
+    const outside = makeScratchDir('victim-outside-', 0o755);
+    symlinkSync(join(outside, 'planted-bashrc'), join(project, '.bashrc'));
+    symlinkSync(join(outside, 'planted-vscode'), join(project, '.vscode'));
+    symlinkSync(join(outside, 'newdir', 'planted-mcp'), join(project, '.mcp.json'));
+    const script = [
+      'echo x >> .bashrc 2>/dev/null || echo bashrc-refused',
+      'echo x >> .mcp.json 2>/dev/null || echo mcp-refused',
+      'mkdir -p .vscode/sub 2>/dev/null || echo vscode-refused',
+      'mkdir d && ln -s /tmp/nowhere-evil d/.git && echo linked',
+    ].join('; ');
+    const result = await runCli(['exec', '--sandbox', '--', 'sh', '-c', script], {
+      env,
+      cwd: project,
+      timeoutMs: 60_000,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.split('\n').filter(Boolean)).toEqual([
+      'bashrc-refused',
+      'mcp-refused',
+      'vscode-refused',
+      'linked',
+    ]);
+    expect(readdirSync(outside)).toEqual([]);
+    for (const name of ['.bashrc', '.vscode', '.mcp.json'])
+      expect(lstatSync(join(project, name)).isSymbolicLink()).toBe(true);
+    expect(existsSync(join(project, 'd', '.git'))).toBe(false);
+    expect(result.stderr).toMatch(/planted .*d\/\.git.*moved aside/);
+    expect(result.stderr).not.toMatch(/planted [^\n]*\.mcp\.json/);
+  }, 90_000);
 });
 
 describe('exec --sandbox says what the child changed that runs when the user next works there', () => {
