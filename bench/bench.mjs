@@ -354,42 +354,31 @@ function staleTokenPair(serverEnv, nodeZero, name = 'config-stale') {
   ];
 }
 
-/**
- * The pair for `exec --sandbox -- true` against the engine's floor: the engine's CLI (srt) running
- * `true` under the policy mmauth states for that run (exec --verbose prints it: the config
- * directories hidden, egress to the profile's server). Undefined where the engine cannot run here
- * (a program it needs missing), said on stderr.
- */
-/** `exec --sandbox -- true` in a working directory of 50,000 files (500 directories of 100) against an empty one. */
-function sandboxTreePair(serverEnv) {
+/** A working directory of 50,000 files (500 directories of 100), made once. */
+function fiftyThousandFiles() {
   const big = join(work, 'sandbox-50k');
-  const empty = join(work, 'sandbox-empty');
-  mkdirSync(empty, { recursive: true });
   for (let d = 0; d < 500; d++) {
     const dir = join(big, 'src', `m${Math.floor(d / 50)}`, `d${d}`);
     mkdirSync(dir, { recursive: true });
     for (let f = 0; f < 100; f++) writeFileSync(join(dir, `f${f}.ts`), 'x');
   }
-  const inDir = (dir) => [
-    'sh',
-    '-c',
-    'cd "$0" && exec "$@"',
-    dir,
-    process.execPath,
-    BIN,
-    'exec',
-    '--sandbox',
-    '--',
-    'true',
-  ];
-  return [
-    { label: 'exec --sandbox -- true (50,000 files)', argv: inDir(big), env: serverEnv, isSilent: true },
-    { label: 'exec --sandbox -- true (empty directory)', argv: inDir(empty), env: serverEnv, isSilent: true },
-  ];
+  return big;
 }
 
-async function sandboxPair(serverEnv) {
-  const cwd = join(work, 'sandbox-cwd');
+/**
+ * The pair for `exec --sandbox -- true` against the engine's floor: the engine's CLI (srt) running
+ * `true` under the policy mmauth states for that run (exec --verbose prints it: the config
+ * directories hidden, egress to the profile's server, what runs later walled), both in `cwd` (an
+ * empty directory of its own unless given). Undefined where the engine cannot run here (a program
+ * it needs missing), said on stderr.
+ */
+/** mmauth's own extra for 50,000 files: (mmauth − engine) in the 50k directory − (mmauth − engine) in an empty one, medians. */
+function runsLaterCost(byName) {
+  const over = (row) => row.aMedianMs - row.bMedianMs;
+  return over(byName.sandbox50kVsEngine) - over(byName.sandboxVsEngine);
+}
+
+async function sandboxPair(serverEnv, cwd = join(work, 'sandbox-cwd'), settingsName = 'srt-settings.json') {
   mkdirSync(cwd, { recursive: true });
   let policy;
   try {
@@ -405,7 +394,7 @@ async function sandboxPair(serverEnv) {
     log(`  sandboxVsEngine: skipped (${error.message})`);
     return undefined;
   }
-  const settings = join(work, 'srt-settings.json');
+  const settings = join(work, settingsName);
   writeFileSync(
     settings,
     JSON.stringify({
@@ -638,8 +627,11 @@ async function main() {
     // policy (written from mmauth's own plan), both from a working directory of their own.
     const sandboxRow = await sandboxPair(serverEnv);
     if (sandboxRow !== undefined) results.push(await comparePair('sandboxVsEngine', ...sandboxRow));
-    // The scan of what runs later (before the child) and the review (after): its cost on 50,000 files.
-    if (sandboxRow !== undefined) results.push(await comparePair('sandbox50kFiles', ...sandboxTreePair(serverEnv)));
+    // The scan of what runs later (before the child) and the review (after): its cost on 50,000
+    // files, over the engine's own in the same directory (the engine searches the tree too).
+    const treeRow =
+      sandboxRow === undefined ? undefined : await sandboxPair(serverEnv, fiftyThousandFiles(), 'srt-50k.json');
+    if (treeRow !== undefined) results.push(await comparePair('sandbox50kVsEngine', ...treeRow));
     log('exec --serve token endpoint under autocannon (10 connections, 5 s of GET /token)…');
     const endpoint = await loadTokenEndpoint(serverEnv);
     log(`  ${endpoint.requestsPerSecond} requests/s, p99 ${endpoint.p99Ms} ms, ${endpoint.non2xx} non-2xx`);
@@ -716,15 +708,15 @@ async function main() {
       },
       {
         target:
-          '`exec --sandbox -- true` in a 50,000-file working directory ≤ in an empty one + 20 ms (what runs later: scan and review)',
+          'what runs later on 50,000 files (scan and review): `exec --sandbox -- true` over the engine alone in a 50,000-file working directory ≤ the same in an empty one + 20 ms',
         figure:
-          byName.sandbox50kFiles === undefined
+          byName.sandbox50kVsEngine === undefined || byName.sandboxVsEngine === undefined
             ? 'engine unavailable here'
-            : `+${round(byName.sandbox50kFiles.aMedianMs - byName.sandbox50kFiles.bMedianMs)} ms`,
+            : `+${round(runsLaterCost(byName))} ms`,
         isMet:
-          byName.sandbox50kFiles === undefined
+          byName.sandbox50kVsEngine === undefined || byName.sandboxVsEngine === undefined
             ? null
-            : byName.sandbox50kFiles.aMedianMs - byName.sandbox50kFiles.bMedianMs <= TARGETS.runsLaterScanMs,
+            : runsLaterCost(byName) <= TARGETS.runsLaterScanMs,
       },
       {
         target: '`mmauth exec -- true` ≤ `mmauth token` + 15 ms',

@@ -11,6 +11,13 @@ function describeEndpoints(endpoints: Endpoints): string {
   return `authorize ${endpoints.authorize.href}, token ${endpoints.token.href}, revoke ${endpoints.revoke.href}, introspect ${endpoints.introspect.href}`;
 }
 
+/** Whether the metadata offers device login (RFC 8628 §4), as a phrase for the metadata check. */
+function deviceLogin(metadata: ServerMetadata): string {
+  return metadata.deviceAuthorizationEndpoint === undefined
+    ? '; no device login offered (RFC 8628)'
+    : `; device login (RFC 8628) at ${metadata.deviceAuthorizationEndpoint}`;
+}
+
 /** What differs between the profile's copy of the metadata and the server's document now; [] when nothing. */
 function differences(held: ServerMetadata | null, now: ServerMetadata | null): string[] {
   if (held === null && now === null) return [];
@@ -57,7 +64,7 @@ export async function checkServerMetadata(
     checks.push({
       name: NAME,
       status: 'ok',
-      detail: `none (404: a server before RFC 8414); endpoints under ${base.baseUrl}/oauth2/`,
+      detail: `none (404: a server before RFC 8414); endpoints under ${base.baseUrl}/oauth2/; device login (RFC 8628) only where the profile names its endpoint (login --device --device-authorization-url)`,
     });
   } else {
     const isDefault = describeEndpoints(endpoints) === describeEndpoints(base);
@@ -67,7 +74,7 @@ export async function checkServerMetadata(
     checks.push({
       name: NAME,
       status: 'ok',
-      detail: `${metadata.source} with issuer ${metadata.issuer}: ${describeEndpoints(endpoints)}${isDefault ? ' (the paths under the base URL)' : ' (not the paths under the base URL: these are used)'}${iss}`,
+      detail: `${metadata.source} with issuer ${metadata.issuer}: ${describeEndpoints(endpoints)}${isDefault ? ' (the paths under the base URL)' : ' (not the paths under the base URL: these are used)'}${iss}${deviceLogin(metadata)}`,
     });
     if (metadata.codeChallengeMethods !== undefined && !metadata.codeChallengeMethods.includes('S256')) {
       checks.push({

@@ -43,13 +43,15 @@ function bridgeCommands(policy: SandboxPolicy): string {
       `socat TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr PROXY:localhost:${host}:${port},proxyport=3128$a </dev/null >/dev/null 2>&1 &`,
     );
   }
+  // Until each listens: /proc/net/tcp read with the shell's own builtins (no process per look; a
+  // process costs more than socat takes to listen), at most 20,000 looks.
+  lines.push(
+    'listens() { while read -r _ l _ s _; do [ "$l $s" = "0100007F:$1 0A" ] && return 0; done < /proc/net/tcp; return 1; }',
+  );
   const listening = endpoints
-    .map(
-      ({ port }) =>
-        `grep -qi ' 0100007F:${port.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A' /proc/net/tcp`,
-    )
+    .map(({ port }) => `listens ${port.toString(16).toUpperCase().padStart(4, '0')}`)
     .join(' && ');
-  lines.push(`i=0; until ${listening}; do i=$((i+1)); [ $i -gt 400 ] && break; sleep 0.005; done`);
+  lines.push(`i=0; until ${listening}; do i=$((i+1)); [ $i -gt 20000 ] && break; done`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -86,9 +88,13 @@ export function processCap(limitsText?: string): number | undefined {
  * 22.21+ and 24 read NODE_USE_ENV_PROXY).
  */
 export function innerCommand(policy: SandboxPolicy, command: readonly string[], marker: string): string {
+  // Linux: loopback is the child's own (a network namespace), mmauth's endpoints bridged into it.
+  // Elsewhere (macOS: no namespace) loopback goes through the engine's proxy, as its no_proxy would send it nowhere.
+  const isOwnLoopback = process.platform === 'linux';
   const env = [
-    'NO_PROXY=localhost,127.0.0.1,::1',
-    'no_proxy=localhost,127.0.0.1,::1',
+    ...(isOwnLoopback
+      ? ['NO_PROXY=localhost,127.0.0.1,::1', 'no_proxy=localhost,127.0.0.1,::1']
+      : ['-u', 'no_proxy', '-u', 'NO_PROXY']),
     `TMPDIR=${policy.tmpDir}`,
     'NODE_USE_ENV_PROXY=1',
     `${RUN_MARKER}=${marker}`,
@@ -98,7 +104,7 @@ export function innerCommand(policy: SandboxPolicy, command: readonly string[], 
   const missing = `command -v ${quoted(program)} >/dev/null 2>&1 || { printf 'error: cannot run %s: command not found\\n' ${quoted(program)} >&2; exit 127; }`;
   const cap = processCap();
   const capped = cap === undefined ? '' : `ulimit -u ${cap} 2>/dev/null; `;
-  return `printf . >&3; exec 3>&-; ${bridgeCommands(policy)}${missing}; ${capped}exec env ${[...env, program, ...command.slice(1)].map(quoted).join(' ')}`;
+  return `printf . >&3; exec 3>&-; ${isOwnLoopback ? bridgeCommands(policy) : ''}${missing}; ${capped}exec env ${[...env, program, ...command.slice(1)].map(quoted).join(' ')}`;
 }
 
 /** The variable that marks the program's own process (and its children) inside the sandbox. */

@@ -148,6 +148,10 @@ describe('mmauth login --device', () => {
     expect(stored.refresh_token).toBeTruthy();
     const status = JSON.parse((await runCli(['status', '--json'], { env })).stdout) as Json;
     expect(status.profiles[0]).toMatchObject({ flow: 'device', grant: 'authorization_code' });
+    // doctor says the server offers device login, and where.
+    const doctor = JSON.parse((await runCli(['doctor', '--json'], { env, timeoutMs: 60_000 })).stdout) as Json;
+    const metadataCheck = (doctor.checks as Json[]).find((check) => check.name === 'server metadata');
+    expect(metadataCheck?.detail).toContain(`device login (RFC 8628) at ${emulator.baseUrl}/oauth2/authorize_device`);
     const refreshed = await runCli(['refresh', '--json'], { env });
     expect(refreshed.code, refreshed.stderr).toBe(0);
     const renewed = (JSON.parse(refreshed.stdout) as Json).access_token as string;

@@ -244,3 +244,57 @@ describe('the import rule of the library entry', () => {
     expect(found).toEqual([]);
   });
 });
+
+describe('mmauth installed from its packed tarball in the project, and exec --sandbox run from there', () => {
+  it('the child cannot change the installed mmauth or its dependencies, and the next npx mmauth runs nothing planted (without --sandbox, the control, last: the plant runs)', async () => {
+    const markers = mkdtempSync(join(tmpdir(), 'mmauth-pack-markers-'));
+    onTestFinished(() => rmSync(markers, { recursive: true, force: true }));
+    const plant = (marker: string) =>
+      [
+        `line='require("node:fs").writeFileSync(${JSON.stringify(join(markers, marker))}, "ran");'`,
+        'for f in node_modules/mmauth/bin/mmauth.cjs node_modules/mmauth/dist/mmauth.cjs node_modules/undici/index.js; do',
+        '  printf "%s\\n" "$line" >> "$f" 2>/dev/null && echo "wrote $f"',
+        'done',
+        'mv node_modules/mmauth node_modules/mmauth-old 2>/dev/null && echo moved',
+        'true',
+      ].join('\n');
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      MMAUTH_TOKEN: 'not-a-real-token',
+      MMAUTH_CONFIG_DIR: join(markers, 'config'),
+    };
+    const bin = join(project, 'node_modules', 'mmauth', 'bin', 'mmauth.cjs');
+    const sandboxed = await runCommand(
+      process.execPath,
+      [bin, 'exec', '--sandbox', '--', 'sh', '-c', plant('sandboxed')],
+      {
+        cwd: project,
+        env,
+        timeoutMs: 60_000,
+      },
+    );
+    expect(sandboxed.code, sandboxed.stderr).toBe(0);
+    expect(sandboxed.stdout).toBe('');
+    const after = await runCommand(NPM, ['exec', '--offline', '--', 'mmauth', 'token'], {
+      cwd: project,
+      env,
+      timeoutMs: 60_000,
+    });
+    expect(after.stdout.trim(), after.stderr).toBe('not-a-real-token');
+    expect(readdirSync(markers).filter((name) => name !== 'config')).toEqual([]);
+    // The control: the same child without --sandbox changes the installation, and the next run runs its code.
+    const plain = await runCommand(process.execPath, [bin, 'exec', '--', 'sh', '-c', plant('plain')], {
+      cwd: project,
+      env,
+      timeoutMs: 60_000,
+    });
+    expect(plain.stdout).toContain('wrote');
+    await runCommand(process.execPath, [join(project, 'node_modules', 'mmauth-old', 'bin', 'mmauth.cjs'), 'token'], {
+      cwd: project,
+      env,
+      timeoutMs: 60_000,
+    });
+    expect(readdirSync(markers)).toContain('plain');
+  }, 180_000);
+});
