@@ -71,6 +71,10 @@ async function runOnce(
     sandbox === undefined || engine === undefined
       ? undefined
       : await engine.startSandboxed(sandbox, [program, ...args], env, process.cwd());
+  // Housekeeping once the sandboxed program has started, while it runs (off the start's path).
+  void sandboxed?.started.then((isStarted) => {
+    if (isStarted) run?.whileRunning();
+  });
   // While the child runs, signals are its: the process's own Ctrl-C handling steps aside.
   const saved = process.listeners('SIGINT');
   process.removeAllListeners('SIGINT');

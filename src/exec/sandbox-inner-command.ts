@@ -38,20 +38,24 @@ function bridgeCommands(policy: SandboxPolicy): string {
   const endpoints = loopbackEgress(policy);
   if (endpoints.length === 0) return '';
   const lines = ['p=${HTTP_PROXY#*://}; case $p in *@*) a=,proxyauth=${p%%@*};; *) a=;; esac'];
+  lines.push('bridges=');
   for (const { host, port } of endpoints) {
     lines.push(
-      `socat TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr PROXY:localhost:${host}:${port},proxyport=3128$a </dev/null >/dev/null 2>&1 &`,
+      `socat TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr PROXY:localhost:${host}:${port},proxyport=3128$a </dev/null >/dev/null 2>&1 & bridges="$bridges $!"`,
     );
   }
   // Until each listens: /proc/net/tcp read with the shell's own builtins (no process per look; a
-  // process costs more than socat takes to listen), at most 20,000 looks.
+  // process costs more than socat takes to listen), while every bridge runs (one that could not
+  // listen, on a port below 1024 or taken, has exited), at most 20,000 looks.
   lines.push(
     'listens() { while read -r _ l _ s _; do [ "$l $s" = "0100007F:$1 0A" ] && return 0; done < /proc/net/tcp; return 1; }',
   );
   const listening = endpoints
     .map(({ port }) => `listens ${port.toString(16).toUpperCase().padStart(4, '0')}`)
     .join(' && ');
-  lines.push(`i=0; until ${listening}; do i=$((i+1)); [ $i -gt 20000 ] && break; done`);
+  lines.push(
+    `i=0; until ${listening}; do i=$((i+1)); [ $i -gt 20000 ] && break; for b in $bridges; do kill -0 $b 2>/dev/null || break 2; done; done`,
+  );
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { MmauthError } from '../errors.js';
 import { assertEngineCanRun, preloadEngine } from './sandbox-engine.js';
+import { removeDeadRuns } from './dead-runs.js';
 import { enginePlaceholders, gitExcludingPlaceholders, removeLeftPlaceholders } from './engine-placeholders.js';
 import type { RunsLaterScan } from './runs-later.js';
 import { reviewRunsLater, scanInBackground, type RunsLaterReview } from './runs-later-changes.js';
@@ -42,6 +43,11 @@ export interface SandboxRun {
   rebuild(): Promise<SandboxPolicy>;
   /** What a watchdog needs to move aside what the child planted, should mmauth die before its review. */
   watchdogReview(): WatchdogReview | undefined;
+  /**
+   * Housekeeping for while the child runs (off the start's path): removes the private directories
+   * that runs which died without their clean-up left in this user's runtime roots (removeDeadRuns).
+   */
+  whileRunning(): void;
 }
 
 /** A sandbox checked and prepared before anything runs; its policy once the mode's endpoints are known. */
@@ -119,7 +125,9 @@ export function prepareSandbox(
       });
     }
   }
-  assertWallsKept(additions, where);
+  // Listed once for the checks and the policy (a rebuilt policy lists them again).
+  let knownRuntimeDirs: string[] | undefined = runtimeDirs(where.env);
+  assertWallsKept(additions, where, knownRuntimeDirs);
   // What a run killed before its clean-up left here: the engine's empty read-only placeholders.
   removeLeftPlaceholders(where.cwd);
   const tmpDir = createPrivateDir(where.env, 'mmauth-sandbox-');
@@ -143,7 +151,7 @@ export function prepareSandbox(
       tmpDir: tmpDir.path,
       configDirs: where.configDirs.filter((dir) => existsSync(dir)),
       home: where.env.HOME,
-      runtimeDirs: runtimeDirs(where.env),
+      runtimeDirs: knownRuntimeDirs ?? runtimeDirs(where.env),
       ownDirs: [...ownDirs],
       allowWrite: [...(additions.allowWrite ?? [])],
       denyRead: [...(additions.denyRead ?? [])],
@@ -156,7 +164,12 @@ export function prepareSandbox(
     policyFor,
     runFor: async (egressUrls, ownDirs) => ({
       policy: await policyFor(egressUrls, ownDirs),
-      rebuild: () => policyFor(egressUrls, ownDirs),
+      rebuild: () => {
+        knownRuntimeDirs = undefined;
+        return policyFor(egressUrls, ownDirs);
+      },
+      whileRunning: () =>
+        removeDeadRuns(runtimeDirs(where.env).filter((dir) => !basename(dir).startsWith('mmauth-agent-'))),
       watchdogReview: () =>
         scan === undefined ? undefined : { roots, present: [...scan.present], onPurpose: [...scan.onPurpose] },
     }),
@@ -184,6 +197,7 @@ function refusedRoot(what: string, dir: string, why: string): MmauthError {
 function assertWallsKept(
   additions: SandboxAdditions,
   where: { env: NodeJS.ProcessEnv; cwd: string; configDirs: readonly string[] },
+  runtime: readonly string[],
 ): void {
   const home = where.env.HOME === undefined || where.env.HOME === '' ? undefined : realPath(where.env.HOME);
   const isOverHome = (dir: string) => dir === '/' || (home !== undefined && isWithin(home, dir));
@@ -191,11 +205,7 @@ function assertWallsKept(
   if (isOverHome(cwd)) {
     throw refusedRoot('in its working directory', cwd, 'it is the home directory, above it, or /');
   }
-  const guarded = [
-    ...where.configDirs.map(realPath),
-    ...(home === undefined ? [] : keyringPaths(home)),
-    ...runtimeDirs(where.env),
-  ];
+  const guarded = [...where.configDirs.map(realPath), ...(home === undefined ? [] : keyringPaths(home)), ...runtime];
   for (const given of additions.allowWrite ?? []) {
     const dir = resolve(where.cwd, given);
     if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 export interface SandboxPolicy {
   /** Where the child may write: the working directory, its private temp dir, each --allow-write. */
   allowWrite: string[];
-  /** Never written even there (beside the engine's own mandatory denies): each `.mmauth-profile` there. */
+  /** Never written even there (beside the engine's own mandatory denies): what runs later (each `.mmauth-profile` among it). */
   denyWrite: string[];
   /** Unreadable: the config directories, the keyring's files, mmauth's runtime directories, --deny-read. */
   denyRead: string[];
@@ -132,12 +132,13 @@ export function sandboxPolicy(input: SandboxPolicyInput): SandboxPolicy {
     allowWrite,
     // Only files that exist: a mount point for an absent one would be made on the host, where every
     // mmauth run in that directory would meet an empty directory file while the child runs. A new
-    // one the child plants counts only once approved (mmauth profile trust).
+    // one the child plants counts only once approved (mmauth profile trust), and is moved aside
+    // after the run. Existing ones at any depth are among `walled` (the scan found them): no glob,
+    // which the engine would expand by searching every writable root whole as the sandbox starts.
     denyWrite: [
-      ...allowWrite.flatMap((root) => [
-        ...(existsSync(join(root, '.mmauth-profile')) ? [join(root, '.mmauth-profile')] : []),
-        join(root, '**', '.mmauth-profile'),
-      ]),
+      ...allowWrite.flatMap((root) =>
+        existsSync(join(root, '.mmauth-profile')) ? [join(root, '.mmauth-profile')] : [],
+      ),
       ...new Set(input.walled ?? []),
     ],
     denyRead: unique([

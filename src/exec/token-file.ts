@@ -5,6 +5,7 @@ import { basename, join } from 'node:path';
 import { MmauthError } from '../errors.js';
 import { replacePrivateFile } from '../util/private-file.js';
 import { readRegularFile } from '../util/read-regular-file.js';
+import { markRun, pidFileOf } from './dead-runs.js';
 
 /** The private directory of one `exec` run and the token file in it. */
 export interface TokenFile {
@@ -180,11 +181,13 @@ export function createPrivateDir(env: NodeJS.ProcessEnv, prefix: string): Privat
   const parent = privateParent(env);
   recordRuntimeParent(parent);
   const path = mkdtempSync(join(runtimeRootIn(parent), prefix));
+  markRun(path);
   return {
     path,
     remove() {
       try {
         rmSync(path, { recursive: true, force: true });
+        rmSync(pidFileOf(path), { force: true });
       } catch {
         // A failed clean-up never replaces the run's outcome; the directory is the user's alone.
       }

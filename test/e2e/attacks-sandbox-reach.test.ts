@@ -6,7 +6,17 @@
  * TMPDIR). Each has its control: without --sandbox the route is open, so the test can fail.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  rmSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, makeScratchDir, runCli, startCli } from '../support/cli.js';
@@ -258,6 +268,37 @@ const isAlive = (pid: number) => {
 };
 
 describe('nothing left behind by a killed run', () => {
+  it("the private directories of runs that died without their clean-up (a proxy killed) are removed by the next exec --sandbox; a live run's, and an unmarked one, stay", async () => {
+    const { env } = await fileLogin();
+    const cwd = makeScratchDir('victim-dead-runs-', 0o755);
+    const proxy = startCli(['proxy', '--port', '0'], { env, timeoutMs: 60_000 });
+    await proxy.waitForStderr(/127\.0\.0\.1:\d+/, 20_000);
+    const root = join(tmpdir(), `mmauth-${process.getuid?.() ?? 0}`);
+    const ofProxy = () =>
+      readdirSync(root)
+        .filter((name) => name.startsWith('mmauth-proxy-') && !name.endsWith('.pid'))
+        .map((name) => join(root, name))
+        .filter((dir) => existsSync(`${dir}.pid`) && readFileSync(`${dir}.pid`, 'utf8') === String(proxy.child.pid));
+    const [killedDir] = ofProxy();
+    expect(killedDir).toBeDefined();
+    proxy.child.kill('SIGKILL');
+    await proxy.done;
+    expect(existsSync(killedDir ?? '')).toBe(true);
+    const live = mkdtempSync(join(root, 'mmauth-proxy-'));
+    writeFileSync(`${live}.pid`, String(process.pid));
+    const unmarked = mkdtempSync(join(root, 'mmauth-exec-'));
+    try {
+      const next = await runCli(['exec', '--sandbox', '--', 'true'], { env, cwd, timeoutMs: 30_000 });
+      expect(next.code, next.stderr).toBe(0);
+      expect(existsSync(killedDir ?? '')).toBe(false);
+      expect(existsSync(`${killedDir ?? ''}.pid`)).toBe(false);
+      expect(existsSync(live)).toBe(true);
+      expect(existsSync(unmarked)).toBe(true);
+    } finally {
+      for (const dir of [live, unmarked, `${live}.pid`]) rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('kill -9 of mmauth: within 5 s no socat, bwrap or program of the run runs, its placeholders and temp dir are gone, and what the child planted to run later (a new .git/commondir, a .git file) is moved aside; a placeholder an older run left is removed by the next run', async () => {
     const { env } = await fileLogin();
     const cwd = makeScratchDir('victim-killed-', 0o755);
