@@ -175,7 +175,8 @@ export function dirIdentity(path: string): string | undefined {
  */
 function rescanChanged(before: RunsLaterScan, dirs: Map<string, string>): RunsLaterScan {
   const touched: string[] = [];
-  const readWhole = (dir: string) => {
+  // Every entry of `dir`, and of each directory below it that `isNew` says is new there (read whole).
+  const read = (dir: string, isNew: (path: string) => boolean) => {
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -185,23 +186,12 @@ function rescanChanged(before: RunsLaterScan, dirs: Map<string, string>): RunsLa
     for (const entry of entries) {
       const path = join(dir, entry.name);
       touched.push(path);
-      if (entry.isDirectory()) readWhole(path);
+      if (entry.isDirectory() && isNew(path)) read(path, () => true);
     }
   };
   const inodeOf = (identity: string | undefined) => identity?.split(' ')[0];
   for (const [dir, identity] of dirs) {
-    if (dirIdentity(dir) === identity) continue;
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries) {
-      const path = join(dir, entry.name);
-      touched.push(path);
-      if (entry.isDirectory() && inodeOf(dirs.get(path)) !== inodeOf(dirIdentity(path))) readWhole(path);
-    }
+    if (dirIdentity(dir) !== identity) read(dir, (path) => inodeOf(dirs.get(path)) !== inodeOf(dirIdentity(path)));
   }
   const { paths, onPurpose: onPurposeFiles } = classify(touched);
   for (const path of before.present.keys()) paths.add(path);
