@@ -41,9 +41,7 @@ async function waitForEnd(pids: readonly number[], ms: number): Promise<void> {
 async function cleanUp(orders: WatchdogOrders): Promise<void> {
   const pids = [orders.pid, ...(orders.pids ?? [])];
   signal(pids, 'SIGTERM');
-  await waitForEnd(pids, 3_000);
-  signal(pids, 'SIGKILL');
-  await waitForEnd(pids, 1_000);
+  // The token file and the sockets go at once; what the child planted, once it can plant no more.
   for (const dir of orders.dirs ?? []) rmSync(dir, { recursive: true, force: true });
   for (const path of orders.placeholders ?? []) {
     try {
@@ -58,6 +56,9 @@ async function cleanUp(orders: WatchdogOrders): Promise<void> {
       // Not empty, or gone.
     }
   }
+  await waitForEnd(pids, 3_000);
+  signal(pids, 'SIGKILL');
+  await waitForEnd(pids, 1_000);
   if (orders.review !== undefined) {
     const { reviewRunsLater } = await import('./runs-later-changes.js');
     const { roots, present, onPurpose } = orders.review;
