@@ -53,17 +53,23 @@ function takeFile(file: string): string {
   }
 }
 
+/** What find found (findRecordsOf): the files SCAN_GLOBS names and the links, as ripgrep would list them, and every directory's identity. */
+interface FindRecords {
+  files: string[];
+  dirs: Map<string, string>;
+}
+
 /**
- * find's records (`d INODE CTIME PATH` for a directory, its ctime as seconds with nine or more
- * decimals; `l PATH` for a symbolic link, which ripgrep does not list): the directories' identities
- * as RunsLaterScan.dirs holds them, and the links.
+ * find's records, NUL-separated: `d INODE CTIME PATH` for a directory (its ctime as seconds with
+ * nine or more decimals), `l PATH` for a symbolic link (ripgrep lists none), `f PATH` for a file
+ * that SCAN_GLOBS names.
  */
-function findRecordsOf(text: string): { dirs: Map<string, string>; links: string[] } {
+function findRecordsOf(text: string): FindRecords {
   const dirs = new Map<string, string>();
-  const links: string[] = [];
+  const files: string[] = [];
   for (const record of text.split('\0')) {
-    if (record.startsWith('l ')) {
-      links.push(record.slice(2));
+    if (record.startsWith('l ') || record.startsWith('f ')) {
+      files.push(record.slice(2));
       continue;
     }
     const match = /^d (\d+) (\d+)\.(\d+) (.+)$/s.exec(record);
@@ -72,52 +78,72 @@ function findRecordsOf(text: string): { dirs: Map<string, string>; links: string
     const ns = BigInt(seconds) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0').slice(0, 9));
     dirs.set(path, `${inode} ${ns}`);
   }
-  return { dirs, links };
+  return { files, dirs };
 }
 
 /**
- * Starts scanRunsLater's scan of `roots` in the background (ripgrep, and on Linux GNU find listing
- * every directory with its identity, and every symbolic link, for the review), their output in files in `workDir` (removed
- * once read). Resolves with the scan; its `dirs` is undefined where find is missing or failed (the
- * review then scans the roots again). Never rejects.
+ * SCAN_GLOBS as find's tests, one traversal for the files, the links and the directories: a glob
+ * of one name (`**\/NAME`) is `-name NAME`, any other `-path` with `**` as `*` (which in find
+ * matches across directories). Exclusions are the classification's (a package's own package.json).
+ */
+export function findArgs(roots: readonly string[]): string[] {
+  const tests = SCAN_GLOBS.filter((glob) => !glob.startsWith('!')).flatMap((glob, index) => {
+    const pattern = glob.replace(/^\*\*\//, '');
+    const test = pattern.includes('/') ? ['-path', `*/${pattern.replaceAll('**', '*')}`] : ['-name', pattern];
+    return index === 0 ? test : ['-o', ...test];
+  });
+  return [
+    '-P',
+    ...roots,
+    '(',
+    '-type',
+    'd',
+    '-printf',
+    'd %i %C@ %p\\0',
+    ')',
+    '-o',
+    '(',
+    '-type',
+    'l',
+    '-printf',
+    'l %p\\0',
+    ')',
+    '-o',
+    '(',
+    '(',
+    ...tests,
+    ')',
+    '-printf',
+    'f %p\\0',
+    ')',
+  ];
+}
+
+/**
+ * Starts scanRunsLater's scan of `roots` in the background, its output in a file in `workDir`
+ * (removed once read): on Linux one GNU find (findArgs) that also lists every directory with its
+ * identity and every link, for the review; elsewhere ripgrep, as scanRunsLater, and no directories
+ * (the review then scans the roots again), as also where find fails. Resolves with the scan. Never
+ * rejects.
  */
 export function scanInBackground(roots: readonly string[], workDir: string): Promise<RunsLaterScan> {
   const listing = join(workDir, 'runs-later.list');
-  const directories = join(workDir, 'directories.list');
-  const listed = runInto('rg', ripgrepArgs(roots, SCAN_GLOBS), listing);
-  const found =
-    process.platform === 'linux'
-      ? runInto(
-          'find',
-          [
-            '-P',
-            ...roots,
-            '(',
-            '-type',
-            'd',
-            '-printf',
-            'd %i %C@ %p\\0',
-            ')',
-            '-o',
-            '(',
-            '-type',
-            'l',
-            '-printf',
-            'l %p\\0',
-            ')',
-          ],
-          directories,
-        )
-      : Promise.resolve(-1);
-  return Promise.all([listed, found]).then(([, findCode]) => {
-    const files = takeFile(listing)
-      .split('\0')
-      .filter((path) => path !== '');
-    const found = findCode === 0 ? findRecordsOf(takeFile(directories)) : undefined;
-    rmSync(directories, { force: true });
-    // Links count as what was there before (a user's own `.mcp.json` link is no plant of the child's).
-    return scanOf(roots, [...files, ...(found?.links ?? [])], found?.dirs);
-  });
+  if (process.platform === 'linux') {
+    return runInto('find', findArgs(roots), listing).then((code) => {
+      const text = takeFile(listing);
+      if (code !== 0) return scanRunsLater(roots);
+      const { files, dirs } = findRecordsOf(text);
+      return scanOf(roots, files, dirs);
+    });
+  }
+  return runInto('rg', ripgrepArgs(roots, SCAN_GLOBS), listing).then(() =>
+    scanOf(
+      roots,
+      takeFile(listing)
+        .split('\0')
+        .filter((path) => path !== ''),
+    ),
+  );
 }
 
 /** What the child left that runs later, and what it changed that the user runs on purpose. */
