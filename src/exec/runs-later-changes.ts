@@ -1,149 +1,39 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, rmSync, type Dirent } from 'node:fs';
+import { lstatSync, readdirSync, renameSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
-import {
-  classify,
-  fingerprint,
-  identityOf,
-  isUnder,
-  ripgrepArgs,
-  SCAN_GLOBS,
-  scanOf,
-  scanRunsLater,
-  type RunsLaterScan,
-} from './runs-later.js';
+import { classify, fingerprint, identityOf, isUnder, scanOf, scanRunsLater, type RunsLaterScan } from './runs-later.js';
+import type { WalkOrder, WalkResult } from './scan-worker.js';
 
 /**
  * What the sandboxed child changed of what runs later (runs-later.ts): the scan before it, made in
- * the background while exec starts (ripgrep's listing, and on Linux find's list of every directory
- * with its identity), and the review after it, which reads again only the directories that changed.
+ * a worker thread while exec starts (scan-worker.ts: what the globs name, every link, every
+ * directory with its identity), and the review after it, which reads again only the directories
+ * that changed.
  */
 
-/** Runs `command` with its stdout in `file` (no pipe to fill while this process is busy); resolves with its exit code, or -1. */
-function runInto(command: string, args: readonly string[], file: string): Promise<number> {
-  return new Promise((resolve) => {
-    let fd: number;
-    try {
-      fd = openSync(file, 'w', 0o600);
-    } catch {
-      resolve(-1);
-      return;
-    }
-    try {
-      const child = spawn(command, args, { stdio: ['ignore', fd, 'ignore'] });
-      child.once('error', () => resolve(-1));
-      child.once('close', (code) => resolve(code ?? -1));
-    } catch {
-      resolve(-1);
-    } finally {
-      closeSync(fd);
-    }
-  });
-}
-
-/** `file`'s content, then `file` removed; '' when unreadable. */
-function takeFile(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  } finally {
-    rmSync(file, { force: true });
-  }
-}
-
-/** What find found (findRecordsOf): the files SCAN_GLOBS names and the links, as ripgrep would list them, and every directory's identity. */
-interface FindRecords {
-  files: string[];
-  dirs: Map<string, string>;
-}
-
 /**
- * find's records, NUL-separated: `d INODE CTIME PATH` for a directory (its ctime as seconds with
- * nine or more decimals), `l PATH` for a symbolic link (ripgrep lists none), `f PATH` for a file
- * that SCAN_GLOBS names.
- */
-function findRecordsOf(text: string): FindRecords {
-  const dirs = new Map<string, string>();
-  const files: string[] = [];
-  for (const record of text.split('\0')) {
-    if (record.startsWith('l ') || record.startsWith('f ')) {
-      files.push(record.slice(2));
-      continue;
-    }
-    const match = /^d (\d+) (\d+)\.(\d+) (.+)$/s.exec(record);
-    if (match === null) continue;
-    const [, inode = '', seconds = '', fraction = '', path = ''] = match;
-    const ns = BigInt(seconds) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0').slice(0, 9));
-    dirs.set(path, `${inode} ${ns}`);
-  }
-  return { files, dirs };
-}
-
-/**
- * SCAN_GLOBS as find's tests, one traversal for the files, the links and the directories: a glob
- * of one name (`**\/NAME`) is `-name NAME`, any other `-path` with `**` as `*` (which in find
- * matches across directories). Exclusions are the classification's (a package's own package.json).
- */
-export function findArgs(roots: readonly string[]): string[] {
-  const tests = SCAN_GLOBS.filter((glob) => !glob.startsWith('!')).flatMap((glob, index) => {
-    const pattern = glob.replace(/^\*\*\//, '');
-    const test = pattern.includes('/') ? ['-path', `*/${pattern.replaceAll('**', '*')}`] : ['-name', pattern];
-    return index === 0 ? test : ['-o', ...test];
-  });
-  return [
-    '-P',
-    ...roots,
-    '(',
-    '-type',
-    'd',
-    '-printf',
-    'd %i %C@ %p\\0',
-    ')',
-    '-o',
-    '(',
-    '-type',
-    'l',
-    '-printf',
-    'l %p\\0',
-    ')',
-    '-o',
-    '(',
-    '(',
-    ...tests,
-    ')',
-    '-printf',
-    'f %p\\0',
-    ')',
-  ];
-}
-
-/**
- * Starts scanRunsLater's scan of `roots` in the background, its output in a file in `workDir`
- * (removed once read): on Linux one GNU find (findArgs) that also lists every directory with its
- * identity and every link, for the review; elsewhere ripgrep, as scanRunsLater, and no directories
- * (the review then scans the roots again), as also where find fails. Resolves with the scan. Never
+ * Starts scanRunsLater's scan of `roots` in the background: a worker thread walks them (scan-worker.ts,
+ * dist/scan-worker.cjs beside the command-line bundle), listing what the scan's globs name, the links
+ * and every directory's identity for the review. Where no worker can start it scans as
+ * scanRunsLater does, and the review then scans the roots again. Resolves with the scan. Never
  * rejects.
  */
-export function scanInBackground(roots: readonly string[], workDir: string): Promise<RunsLaterScan> {
-  const listing = join(workDir, 'runs-later.list');
-  if (process.platform === 'linux') {
-    return runInto('find', findArgs(roots), listing).then((code) => {
-      const text = takeFile(listing);
-      if (code !== 0) return scanRunsLater(roots);
-      const { files, dirs } = findRecordsOf(text);
-      return scanOf(roots, files, dirs);
+export async function scanInBackground(roots: readonly string[]): Promise<RunsLaterScan> {
+  try {
+    const { Worker } = await import('node:worker_threads');
+    // The command-line bundle's directory (dist/), where the build puts the worker beside it.
+    const order: WalkOrder = { mmauthScanRoots: [...roots] };
+    const worker = new Worker(join(__dirname, 'scan-worker.cjs'), { workerData: order });
+    const result = await new Promise<WalkResult>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the scan's worker exited ${code}`)));
     });
+    void worker.terminate();
+    return scanOf(roots, result.files, new Map(result.dirs));
+  } catch {
+    return scanRunsLater(roots);
   }
-  return runInto('rg', ripgrepArgs(roots, SCAN_GLOBS), listing).then(() =>
-    scanOf(
-      roots,
-      takeFile(listing)
-        .split('\0')
-        .filter((path) => path !== ''),
-    ),
-  );
 }
 
 /** What the child left that runs later, and what it changed that the user runs on purpose. */
