@@ -11,8 +11,7 @@
 //    - ES-only packages, vendored as CommonJS files under dist/vendor: oauth4webapi, chalk, conf,
 //      open (open's own xdg-open script is copied beside it, where it looks for it);
 //    - our own split points: the emulator, dist/emulator.cjs, loaded only by `mmauth emulator`,
-//      exec's watchdog, dist/watchdog.cjs, a process of its own, and the sandbox's scan,
-//      dist/scan-worker.cjs, a worker thread.
+//      and exec's watchdog, dist/watchdog.cjs, a process of its own.
 // 3. The code cache: bin/mmauth.cjs runs a few read-only commands with MMAUTH_BUILD_CODE_CACHE=1
 //    and keeps what V8 compiled for them in dist/cache/<Node version>/mmauth.cjs.cache.
 import { execFileSync } from 'node:child_process';
@@ -282,17 +281,11 @@ await Promise.all([
         outfile,
       });
     }),
-  // exec's watchdog, a process of its own (src/exec/watchdog.ts starts dist/watchdog.cjs), and the
-  // sandbox's scan, a worker thread (src/exec/runs-later-changes.ts starts dist/scan-worker.cjs).
+  // exec's watchdog, a process of its own (src/exec/watchdog.ts starts dist/watchdog.cjs).
   esbuild.build({
     ...common,
     entryPoints: [join(root, 'src/exec/watchdog-main.ts')],
     outfile: join(dist, 'watchdog.cjs'),
-  }),
-  esbuild.build({
-    ...common,
-    entryPoints: [join(root, 'src/exec/scan-worker.ts')],
-    outfile: join(dist, 'scan-worker.cjs'),
   }),
   esbuild.build({
     ...common,

@@ -1,39 +1,127 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { lstatSync, readdirSync, renameSync, type Dirent } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, renameSync, rmSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
-import { classify, fingerprint, identityOf, isUnder, scanOf, scanRunsLater, type RunsLaterScan } from './runs-later.js';
-import type { WalkOrder, WalkResult } from './scan-worker.js';
+import {
+  classify,
+  fingerprint,
+  identityOf,
+  isUnder,
+  ripgrepArgs,
+  SCAN_GLOBS,
+  scanOf,
+  scanRunsLater,
+  type RunsLaterScan,
+} from './runs-later.js';
 
 /**
  * What the sandboxed child changed of what runs later (runs-later.ts): the scan before it, made in
- * a worker thread while exec starts (scan-worker.ts: what the globs name, every link, every
- * directory with its identity), and the review after it, which reads again only the directories
- * that changed.
+ * the background while exec starts (ripgrep's listing, and on Linux find's list of every directory
+ * with its identity), and the review after it, which reads again only the directories that changed.
  */
 
+/** `text` as one sh word. */
+const shWord = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
+
 /**
- * Starts scanRunsLater's scan of `roots` in the background: a worker thread walks them (scan-worker.ts,
- * dist/scan-worker.cjs beside the command-line bundle), listing what the scan's globs name, the links
- * and every directory's identity for the review. Where no worker can start it scans as
- * scanRunsLater does, and the review then scans the roots again. Resolves with the scan. Never
- * rejects.
+ * Runs ripgrep (`rgArgs`, its output in `listing`) and, beside it, GNU find (`findArgs`, its output
+ * in `directories`) from one shell: one process from here (a process costs this one a fork of all
+ * its memory; the shell's own are cheap). Resolves with find's exit code, or -1 when none ran.
  */
-export async function scanInBackground(roots: readonly string[]): Promise<RunsLaterScan> {
+function runBoth(
+  rgArgs: readonly string[],
+  listing: string,
+  findArgs: readonly string[] | undefined,
+  directories: string,
+): Promise<number> {
+  const rg = `rg ${rgArgs.map(shWord).join(' ')} > ${shWord(listing)}`;
+  const script =
+    findArgs === undefined
+      ? `${rg}; exit 255`
+      : `find ${findArgs.map(shWord).join(' ')} > ${shWord(directories)} & ${rg}; wait $!`;
+  return new Promise((resolve) => {
+    try {
+      const child = spawn('/bin/sh', ['-c', script], { stdio: 'ignore' });
+      child.once('error', () => resolve(-1));
+      child.once('close', (code) => resolve(code === 255 ? -1 : (code ?? -1)));
+    } catch {
+      resolve(-1);
+    }
+  });
+}
+
+/** `file`'s content, then `file` removed; '' when unreadable. */
+function takeFile(file: string): string {
   try {
-    const { Worker } = await import('node:worker_threads');
-    // The command-line bundle's directory (dist/), where the build puts the worker beside it.
-    const order: WalkOrder = { mmauthScanRoots: [...roots] };
-    const worker = new Worker(join(__dirname, 'scan-worker.cjs'), { workerData: order });
-    const result = await new Promise<WalkResult>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-      worker.once('exit', (code) => reject(new Error(`the scan's worker exited ${code}`)));
-    });
-    void worker.terminate();
-    return scanOf(roots, result.files, new Map(result.dirs));
+    return readFileSync(file, 'utf8');
   } catch {
-    return scanRunsLater(roots);
+    return '';
+  } finally {
+    rmSync(file, { force: true });
   }
+}
+
+/**
+ * find's records (`d INODE CTIME PATH` for a directory, its ctime as seconds with nine or more
+ * decimals; `l PATH` for a symbolic link, which ripgrep does not list): the directories' identities
+ * as RunsLaterScan.dirs holds them, and the links.
+ */
+function findRecordsOf(text: string): { dirs: Map<string, string>; links: string[] } {
+  const dirs = new Map<string, string>();
+  const links: string[] = [];
+  for (const record of text.split('\0')) {
+    if (record.startsWith('l ')) {
+      links.push(record.slice(2));
+      continue;
+    }
+    const match = /^d (\d+) (\d+)\.(\d+) (.+)$/s.exec(record);
+    if (match === null) continue;
+    const [, inode = '', seconds = '', fraction = '', path = ''] = match;
+    const ns = BigInt(seconds) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0').slice(0, 9));
+    dirs.set(path, `${inode} ${ns}`);
+  }
+  return { dirs, links };
+}
+
+/**
+ * Starts scanRunsLater's scan of `roots` in the background (ripgrep, and on Linux GNU find listing
+ * every directory with its identity, and every symbolic link, for the review), their output in files in `workDir` (removed
+ * once read). Resolves with the scan; its `dirs` is undefined where find is missing or failed (the
+ * review then scans the roots again). Never rejects.
+ */
+export function scanInBackground(roots: readonly string[], workDir: string): Promise<RunsLaterScan> {
+  const listing = join(workDir, 'runs-later.list');
+  const directories = join(workDir, 'directories.list');
+  const findArgs =
+    process.platform === 'linux'
+      ? [
+          '-P',
+          ...roots,
+          '(',
+          '-type',
+          'd',
+          '-printf',
+          'd %i %C@ %p\\0',
+          ')',
+          '-o',
+          '(',
+          '-type',
+          'l',
+          '-printf',
+          'l %p\\0',
+          ')',
+        ]
+      : undefined;
+  const ran = runBoth(ripgrepArgs(roots, SCAN_GLOBS), listing, findArgs, directories);
+  return ran.then((findCode) => {
+    const files = takeFile(listing)
+      .split('\0')
+      .filter((path) => path !== '');
+    const found = findCode === 0 ? findRecordsOf(takeFile(directories)) : undefined;
+    rmSync(directories, { force: true });
+    // Links count as what was there before (a user's own `.mcp.json` link is no plant of the child's).
+    return scanOf(roots, [...files, ...(found?.links ?? [])], found?.dirs);
+  });
 }
 
 /** What the child left that runs later, and what it changed that the user runs on purpose. */

@@ -14,10 +14,10 @@ import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 const GIT_DIR_ENTRIES = ['config', 'config.worktree', 'commondir', 'hooks'];
 
 /** Hook managers' files at a repository's root: they name what git hooks run. */
-export const HOOK_MANAGER_FILES = ['.husky', '.pre-commit-config.yaml', 'lefthook.yml', '.lefthook.yml', '.githooks'];
+const HOOK_MANAGER_FILES = ['.husky', '.pre-commit-config.yaml', 'lefthook.yml', '.lefthook.yml', '.githooks'];
 
 /** Start-up files and directories of shells, login sessions, the desktop and ssh, and editors' and agents' project settings. */
-export const STARTUP_NAMES = [
+const STARTUP_NAMES = [
   '.bash_login',
   '.bash_logout',
   '.zshenv',
@@ -30,7 +30,7 @@ export const STARTUP_NAMES = [
 ];
 
 /** Directories (relative to a root) whose whole content runs or configures what runs. */
-export const STARTUP_DIRS = [
+const STARTUP_DIRS = [
   '.config/fish',
   '.config/environment.d',
   '.config/git',
@@ -82,7 +82,7 @@ export interface RunsLaterScan {
 }
 
 /** ripgrep's arguments that list every file under `roots` matching `globs`, hidden and ignored ones too, links not followed, NUL-separated. */
-function ripgrepArgs(roots: readonly string[], globs: readonly string[]): string[] {
+export function ripgrepArgs(roots: readonly string[], globs: readonly string[]): string[] {
   const args = ['--files', '--hidden', '--no-ignore', '--no-messages', '--null', '--no-config'];
   for (const glob of globs) args.push('-g', glob);
   return [...args, '--', ...roots];
@@ -175,7 +175,7 @@ export function scanRunsLater(roots: readonly string[]): RunsLaterScan {
 }
 
 /** What ripgrep lists for scanRunsLater (later globs win: a package's own package.json in node_modules is left out). */
-const SCAN_GLOBS: readonly string[] = [
+export const SCAN_GLOBS: readonly string[] = [
   // A bare repository (a push target) is known by its HEAD beside config and objects/.
   '**/HEAD',
   '**/.git',

@@ -137,11 +137,11 @@ export function prepareSandbox(
   ];
   // The scan of what runs later runs in the background (other processes) while exec gets its token
   // and loads the engine; the policy waits for it. A rebuilt policy scans again.
-  let scanning: Promise<RunsLaterScan> | undefined = scanInBackground(roots);
+  let scanning: Promise<RunsLaterScan> | undefined = scanInBackground(roots, tmpDir.path);
   preloadEngine();
   let scan: RunsLaterScan | undefined;
   const policyFor = async (egressUrls: readonly string[], ownDirs: readonly string[]): Promise<SandboxPolicy> => {
-    const current = await (scanning ?? scanInBackground(roots));
+    const current = await (scanning ?? scanInBackground(roots, tmpDir.path));
     scanning = undefined;
     scan = current;
     return sandboxPolicy({
