@@ -6,6 +6,7 @@ import { versioned } from '../ui/json-document.js';
 import type { Output } from '../ui/output.js';
 import { withoutAgent } from './local-only-notice.js';
 import { whenAborted } from '../util/when-aborted.js';
+import { shellWord } from '../util/shell-word.js';
 
 /** Options of `mmauth agent`. */
 export interface AgentOptions {
@@ -58,7 +59,7 @@ Examples:
 
 /** The sh lines ssh-agent prints: the socket and pid in variables, exported. */
 function shellLines(socket: string, pid: number): string {
-  const quoted = `'${socket.replaceAll("'", "'\\''")}'`;
+  const quoted = shellWord(socket);
   return [
     `MMAUTH_AGENT_SOCK=${quoted}; export MMAUTH_AGENT_SOCK;`,
     `MMAUTH_AGENT_PID=${pid}; export MMAUTH_AGENT_PID;`,

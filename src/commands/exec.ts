@@ -143,22 +143,22 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
  */
 function reportRunsLater(review: ReturnType<PreparedSandbox['review']>, out: Output, isJson: boolean): void {
   const neutralised = review?.neutralised ?? [];
-  if (isJson && (neutralised.length > 0 || (review?.changed ?? []).length > 0)) {
+  const changed = review?.changed ?? [];
+  if (isJson && (neutralised.length > 0 || changed.length > 0)) {
     out.json({
       sandbox: {
         moved_aside: neutralised.map(({ path, movedTo }) => ({ path, moved_to: movedTo === '' ? null : movedTo })),
-        changed: review?.changed ?? [],
+        changed,
       },
     });
   }
-  for (const { path, movedTo } of review?.neutralised ?? []) {
+  for (const { path, movedTo } of neutralised) {
     out.warn(
       movedTo === ''
         ? `the sandboxed child planted ${path}, which git, a shell or mmauth would run later, and it could not be moved: remove it before you work there`
         : `the sandboxed child planted ${path}, which git, a shell or mmauth would run later: moved aside to ${movedTo}`,
     );
   }
-  const changed = review?.changed ?? [];
   if (changed.length === 0) return;
   out.warn(
     `the sandboxed child changed what runs when you next work there (make, npm, direnv, CI): review before running`,

@@ -24,7 +24,8 @@ export function markRun(dir: string): void {
   }
 }
 
-const isAlive = (pid: number): boolean => {
+/** Whether process `pid` exists (EPERM: it does, another user's). Never throws. */
+export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;

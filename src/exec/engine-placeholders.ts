@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 /**
  * What the sandbox engine walls in the working directory whether or not it exists (sandbox-runtime
@@ -29,16 +29,22 @@ const ENGINE_DENIED_NAMES = [
  * and read-only there), and a `.claude` directory they leave empty. Never throws.
  */
 export function removeLeftPlaceholders(cwd: string): void {
-  for (const name of ENGINE_DENIED_NAMES) {
-    const path = join(cwd, name);
-    try {
-      const stats = lstatSync(path);
-      if (!stats.isFile() || stats.size !== 0 || (stats.mode & 0o777) !== 0o444) continue;
-      rmSync(path);
-      if (name.includes('/') && readdirSync(dirname(path)).length === 0) rmdirSync(dirname(path));
-    } catch {
-      // Not there, or not ours to remove.
-    }
+  for (const name of ENGINE_DENIED_NAMES) removePlaceholder(join(cwd, name));
+}
+
+/**
+ * Removes `path` (absolute) when it is one of the engine's placeholders: an empty read-only (0444)
+ * regular file, which no file of the user's at those names is; and the `.claude` directory it leaves
+ * empty (the only parent the engine's names have). Never throws.
+ */
+export function removePlaceholder(path: string): void {
+  try {
+    const stats = lstatSync(path);
+    if (!stats.isFile() || stats.size !== 0 || (stats.mode & 0o777) !== 0o444) return;
+    rmSync(path);
+    if (basename(dirname(path)) === '.claude' && readdirSync(dirname(path)).length === 0) rmdirSync(dirname(path));
+  } catch {
+    // Not there, or not ours to remove.
   }
 }
 

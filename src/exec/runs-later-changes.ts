@@ -13,15 +13,13 @@ import {
   scanRunsLater,
   type RunsLaterScan,
 } from './runs-later.js';
+import { shellWord } from '../util/shell-word.js';
 
 /**
  * What the sandboxed child changed of what runs later (runs-later.ts): the scan before it, made in
  * the background while exec starts (ripgrep's listing, and on Linux find's list of every directory
  * with its identity), and the review after it, which reads again only the directories that changed.
  */
-
-/** `text` as one sh word. */
-const shWord = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
 
 /**
  * Runs ripgrep (`rgArgs`, its output in `listing`) and, beside it, GNU find (`findArgs`, its output
@@ -34,11 +32,11 @@ function runBoth(
   findArgs: readonly string[] | undefined,
   directories: string,
 ): Promise<number> {
-  const rg = `rg ${rgArgs.map(shWord).join(' ')} > ${shWord(listing)}`;
+  const rg = `rg ${rgArgs.map(shellWord).join(' ')} > ${shellWord(listing)}`;
   const script =
     findArgs === undefined
       ? `${rg}; exit 255`
-      : `find ${findArgs.map(shWord).join(' ')} > ${shWord(directories)} & ${rg}; wait $!`;
+      : `find ${findArgs.map(shellWord).join(' ')} > ${shellWord(directories)} & ${rg}; wait $!`;
   return new Promise((resolve) => {
     try {
       const child = spawn('/bin/sh', ['-c', script], { stdio: 'ignore' });

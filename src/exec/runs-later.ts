@@ -160,6 +160,7 @@ export function fingerprint(path: string): string {
   }
 }
 
+/** Whether `path` is `root` or lies below it (both absolute, real). */
 export const isUnder = (path: string, root: string) => path === root || path.startsWith(`${root}${sep}`);
 
 /**

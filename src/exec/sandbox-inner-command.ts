@@ -1,14 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { SandboxPolicy } from './sandbox.js';
+import { shellWord } from '../util/shell-word.js';
 
 /**
  * The shell line `exec --sandbox` hands the engine (innerCommand): what runs inside the sandbox
  * before the program, set up from there (bridges to mmauth's loopback endpoints, the process cap),
  * and the program's own environment there.
  */
-
-/** `text` as one sh word. */
-const quoted = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
 
 /** Whether `host` is a loopback name or address (what the child's own network namespace answers itself). */
 const isLoopbackHost = (host: string): boolean => host === 'localhost' || /^127\./.test(host);
@@ -105,10 +103,10 @@ export function innerCommand(policy: SandboxPolicy, command: readonly string[], 
   ];
   const program = command[0]?.includes('=') === true ? `./${command[0]}` : (command[0] ?? 'true');
   // A missing program reads as it does without --sandbox: "command not found", exit 127.
-  const missing = `command -v ${quoted(program)} >/dev/null 2>&1 || { printf 'error: cannot run %s: command not found\\n' ${quoted(program)} >&2; exit 127; }`;
+  const missing = `command -v ${shellWord(program)} >/dev/null 2>&1 || { printf 'error: cannot run %s: command not found\\n' ${shellWord(program)} >&2; exit 127; }`;
   const cap = processCap();
   const capped = cap === undefined ? '' : `ulimit -u ${cap} 2>/dev/null; `;
-  return `printf . >&3; exec 3>&-; ${isOwnLoopback ? bridgeCommands(policy) : ''}${missing}; ${capped}exec env ${[...env, program, ...command.slice(1)].map(quoted).join(' ')}`;
+  return `printf . >&3; exec 3>&-; ${isOwnLoopback ? bridgeCommands(policy) : ''}${missing}; ${capped}exec env ${[...env, program, ...command.slice(1)].map(shellWord).join(' ')}`;
 }
 
 /** The variable that marks the program's own process (and its children) inside the sandbox. */

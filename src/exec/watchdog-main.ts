@@ -8,18 +8,10 @@
  * child planted that would run later is moved aside, as exec does after a child that exited
  * (reviewRunsLater). So nothing of the run outlives its mmauth unnoticed (attacks N7).
  */
-import { lstatSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { rmSync } from 'node:fs';
 import type { WatchdogOrders } from './watchdog.js';
-
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { isAlive } from './dead-runs.js';
+import { removePlaceholder } from './engine-placeholders.js';
 
 const signal = (pids: readonly number[], name: NodeJS.Signals) => {
   for (const pid of pids) {
@@ -43,19 +35,7 @@ async function cleanUp(orders: WatchdogOrders): Promise<void> {
   signal(pids, 'SIGTERM');
   // The token file and the sockets go at once; what the child planted, once it can plant no more.
   for (const dir of orders.dirs ?? []) rmSync(dir, { recursive: true, force: true });
-  for (const path of orders.placeholders ?? []) {
-    try {
-      const stats = lstatSync(path);
-      if (stats.isFile() && stats.size === 0 && (stats.mode & 0o777) === 0o444) rmSync(path);
-    } catch {
-      // Not there, or not the engine's.
-    }
-    try {
-      if (readdirSync(dirname(path)).length === 0 && path.split('/').length > 3) rmdirSync(dirname(path));
-    } catch {
-      // Not empty, or gone.
-    }
-  }
+  for (const path of orders.placeholders ?? []) removePlaceholder(path);
   await waitForEnd(pids, 3_000);
   signal(pids, 'SIGKILL');
   await waitForEnd(pids, 1_000);
