@@ -15,6 +15,8 @@ import { removePlaceholder } from './engine-placeholders.js';
 
 const signal = (pids: readonly number[], name: NodeJS.Signals) => {
   for (const pid of pids) {
+    // One process each: 0 or a negative number would name a whole group.
+    if (!Number.isInteger(pid) || pid <= 0) continue;
     try {
       process.kill(pid, name);
     } catch {

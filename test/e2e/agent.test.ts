@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { agentSocketPath, BIN, farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
 import { makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { signalPid } from '../support/signal.js';
 import { readConfig, refreshGrants, startTestEmulator } from '../support/emulator.js';
 
 type Json = Record<string, any>;
@@ -156,11 +157,7 @@ describe('mmauth agent', () => {
     const socket = /MMAUTH_AGENT_SOCK='([^']+)'; export MMAUTH_AGENT_SOCK;/.exec(first.stdout)?.[1] ?? '';
     const pid = Number(/MMAUTH_AGENT_PID=(\d+); export MMAUTH_AGENT_PID;/.exec(first.stdout)?.[1]);
     onTestFinished(() => {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already stopped.
-      }
+      signalPid(pid, 'SIGKILL', true);
     });
     expect(socket.startsWith(runtime)).toBe(true);
     const second = JSON.parse((await runCli(['agent', '--json'], { env: withRuntime })).stdout) as Json;

@@ -13,6 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, agentSocketPath, doorkeeperAgent, farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
 import { runCli } from '../support/cli.js';
+import { signalPid } from '../support/signal.js';
 import { runCommand } from '../support/run-command.js';
 import { refreshGrants, startTestEmulator } from '../support/emulator.js';
 import { overSsh, startTestSshd } from '../support/sshd.js';
@@ -228,11 +229,7 @@ describe.runIf(isRoot)('A5: a socket another user bound (the attacker is uid 655
     expect(first.code, first.stderr).toBe(0);
     const started = JSON.parse(first.stdout) as { socket: string; pid: number };
     onTestFinished(() => {
-      try {
-        process.kill(started.pid, 'SIGKILL');
-      } catch {
-        // Already stopped.
-      }
+      signalPid(started.pid, 'SIGKILL', true);
     });
     expect(started.socket.startsWith(`${shared}/mmauth-agent-`)).toBe(true);
     expect(started.socket.startsWith(`${taken}/`)).toBe(false);

@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, cleanEnv, makeConfigDir, makeScratchDir, startCli } from '../support/cli.js';
+import { signalPid } from '../support/signal.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 import { signIn, startProxy } from '../support/proxy.js';
 
@@ -317,7 +318,7 @@ describe('signals (N1, N9)', () => {
       env,
     });
     await exec.waitForStdout(/ready/);
-    process.kill(exec.child.pid ?? 0, 'SIGUSR1');
+    signalPid(exec.child.pid, 'SIGUSR1');
     await sleep(300);
     const isOpen = await new Promise<boolean>((resolvePromise) => {
       const socket = connect(9229, '127.0.0.1');
@@ -348,7 +349,7 @@ describe('signals (N1, N9)', () => {
         { env, timeoutMs: 20_000 },
       );
       const [, file] = await exec.waitForStderr(/dir=(\S+)/);
-      process.kill(exec.child.pid ?? 0, signal);
+      signalPid(exec.child.pid, signal);
       const result = await exec.done;
       const { constants } = await import('node:os');
       expect(result.code).toBe(128 + constants.signals[signal]);
@@ -377,12 +378,12 @@ describe('N7: an orphaned child', () => {
     expect(statSync(dirname(seen.socket)).mode & 0o777).toBe(0o700);
     // The watchdog starts once the child has run 200 ms (a short child never pays for it).
     await sleep(400);
-    process.kill(exec.child.pid ?? 0, 'SIGKILL');
+    signalPid(exec.child.pid, 'SIGKILL');
     let isAlive = true;
     for (let i = 0; i < 50 && isAlive; i++) {
       await sleep(100);
       try {
-        process.kill(seen.pid, 0);
+        signalPid(seen.pid, 0);
       } catch {
         isAlive = false;
       }

@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, makeScratchDir, runCli, startCli } from '../support/cli.js';
+import { signalPid } from '../support/signal.js';
 import { fileLogin } from '../support/file-login.js';
 import { until } from '../support/until.js';
 import { reportedVariable, reportingExec } from '../support/reporting-exec.js';
@@ -260,7 +261,7 @@ function childrenNamed(parent: number, comm: string): number[] {
 
 const isAlive = (pid: number) => {
   try {
-    process.kill(pid, 0);
+    signalPid(pid, 0);
     return true;
   } catch {
     return false;

@@ -4,6 +4,7 @@
  * the exit code, that nothing secret was printed or sent, and that nothing stored was lost.
  */
 import { rawGet } from '../support/raw-get.js';
+import { signalPid } from '../support/signal.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { makeConfigDir, runCli } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
@@ -350,7 +351,8 @@ describe('another local user reads process arguments (2)', () => {
     const script = join(dir, 'browser.cjs');
     writeFileSync(
       script,
-      `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setTimeout(() => {}, 20000);`,
+      // Written whole or not at all (a rename), so the test never reads an empty pid.
+      `const fs = require('node:fs'); fs.writeFileSync(${JSON.stringify(`${pidFile}.new`)}, String(process.pid)); fs.renameSync(${JSON.stringify(`${pidFile}.new`)}, ${JSON.stringify(pidFile)}); setTimeout(() => {}, 20000);`,
     );
     return { command: `${process.execPath} ${script}`, pidFile };
   }
@@ -359,15 +361,11 @@ describe('another local user reads process arguments (2)', () => {
     const { readFileSync, existsSync } = await import('node:fs');
     const { setTimeout: sleep } = await import('node:timers/promises');
     for (let i = 0; i < 100 && !existsSync(pidFile); i++) await sleep(50);
-    const pid = readFileSync(pidFile, 'utf8').trim();
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    // An empty read would be /proc//cmdline (the kernel's) and, worse, signal 0: the whole group.
+    expect(Number.isInteger(pid) && pid > 0, `pid file: ${pid}`).toBe(true);
+    onTestFinished(() => signalPid(pid, 'SIGKILL', true));
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    onTestFinished(() => {
-      try {
-        process.kill(Number(pid), 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    });
     return argv.at(-2) ?? '';
   }
 
