@@ -122,7 +122,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
     try {
       const endpoints = [supply.baseUrl, supply.variables.MMAUTH_TOKEN_URL].flatMap((url) => url ?? []);
       const run = await sandbox?.runFor(endpoints, [supply.dir]);
-      if (run !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(run.policy)}`);
+      if (run !== undefined && options.verbose === true) for (const line of run.verboseLines()) out.debug(line);
       const env = childEnvironment(ctx.env, supply.variables, sandbox);
       const { runChild } = await import('../exec/run-child.js');
       ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), supply.dir, run));
@@ -186,7 +186,7 @@ async function runExecProxied(
   const proxy = await startProfileProxy({ ...options, port: 0, pathSecret }, ctx, out);
   try {
     const run = await sandbox?.runFor([proxy.url], [dirname(proxy.socketPath)]);
-    if (run !== undefined && options.verbose === true) out.debug(`sandbox policy: ${JSON.stringify(run.policy)}`);
+    if (run !== undefined && options.verbose === true) for (const line of run.verboseLines()) out.debug(line);
     const variables = { MMAUTH_API_URL: proxy.url, MMAUTH_API_SOCKET: proxy.socketPath };
     const env = childEnvironment(ctx.env, variables, sandbox);
     const { runChild } = await import('../exec/run-child.js');

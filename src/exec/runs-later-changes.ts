@@ -1,25 +1,41 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, renameSync, rmSync, type Dirent } from 'node:fs';
+import { readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  classify,
-  fingerprint,
-  identityOf,
-  isUnder,
-  ripgrepArgs,
-  SCAN_GLOBS,
-  scanOf,
-  scanRunsLater,
-  type RunsLaterScan,
-} from './runs-later.js';
+import { fingerprint, identityOf, isListed, isUnder, SCAN_GLOBS, scanOf, type RunsLaterScan } from './runs-later.js';
+import { indexOf, loadIndex, refreshIndex, saveIndex, type DirIdentity, type ScanIndex } from './scan-index.js';
 import { shellWord } from '../util/shell-word.js';
 
 /**
- * What the sandboxed child changed of what runs later (runs-later.ts): the scan before it, made in
- * the background while exec starts (ripgrep's listing, and on Linux find's list of every directory
- * with its identity), and the review after it, which reads again only the directories that changed.
+ * What the sandboxed child changed of what runs later (runs-later.ts): the scan before it, made
+ * while exec starts (from the last run's index of these roots, reading only the directories that
+ * changed since; else ripgrep's listing and, on Linux, find's list of every directory with its
+ * identity, in the background), and the review after it, which reads again only the directories
+ * the child changed and saves the index for the next run.
  */
+
+/** ripgrep's arguments that list every file under `roots` matching `globs`, hidden and ignored ones too, links not followed, NUL-separated. */
+export function ripgrepArgs(roots: readonly string[], globs: readonly string[]): string[] {
+  const args = ['--files', '--hidden', '--no-ignore', '--no-messages', '--null', '--no-config'];
+  for (const glob of globs) args.push('-g', glob);
+  return [...args, '--', ...roots];
+}
+
+/**
+ * Scans `roots` (the writable roots, real paths) at any depth: every repository's git directory
+ * and what git runs from there (config, config.worktree, commondir, hooks, modules' configs and
+ * hooks, the directory core.hooksPath names), a `.git` file (a gitdir redirection), hook managers'
+ * files, shell, login and desktop start-up files, ssh's, editors' and agents' settings, mmauth's
+ * and the engine's installed packages; and the on-purpose files (ON_PURPOSE_GLOBS) with their
+ * fingerprints. Never throws.
+ */
+export function scanRunsLater(roots: readonly string[]): RunsLaterScan {
+  const found = spawnSync('rg', ripgrepArgs(roots, SCAN_GLOBS), { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  return scanOf(
+    roots,
+    (found.stdout ?? '').split('\0').filter((path) => path !== ''),
+  );
+}
 
 /**
  * Runs ripgrep (`rgArgs`, its output in `listing`) and, beside it, GNU find (`findArgs`, its output
@@ -60,34 +76,61 @@ function takeFile(file: string): string {
 }
 
 /**
- * find's records (`d INODE CTIME PATH` for a directory, its ctime as seconds with nine or more
- * decimals; `l PATH` for a symbolic link, which ripgrep does not list): the directories' identities
- * as RunsLaterScan.dirs holds them, and the links.
+ * find's records (`d DEVICE INODE CTIME PATH` for a directory, its ctime as seconds with nine or
+ * more decimals; `l PATH` for a symbolic link, which ripgrep does not list): the directories'
+ * identities as scan-index.ts's dirIdentity gives them, and the links.
  */
-function findRecordsOf(text: string): { dirs: Map<string, string>; links: string[] } {
-  const dirs = new Map<string, string>();
+function findRecordsOf(text: string): { dirs: Map<string, DirIdentity>; links: string[] } {
+  const dirs = new Map<string, DirIdentity>();
   const links: string[] = [];
   for (const record of text.split('\0')) {
     if (record.startsWith('l ')) {
       links.push(record.slice(2));
       continue;
     }
-    const match = /^d (\d+) (\d+)\.(\d+) (.+)$/s.exec(record);
+    const match = /^d (\d+) (\d+) (\d+)\.(\d+) (.+)$/s.exec(record);
     if (match === null) continue;
-    const [, inode = '', seconds = '', fraction = '', path = ''] = match;
+    const [, device = '', inode = '', seconds = '', fraction = '', path = ''] = match;
     const ns = BigInt(seconds) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0').slice(0, 9));
-    dirs.set(path, `${inode} ${ns}`);
+    dirs.set(path, `${device} ${inode} ${ns}`);
   }
   return { dirs, links };
 }
 
+/** How many entries a scan from the last run's index reads at most before it lists every file instead. */
+const INDEX_BUDGET = 20_000;
+
+/** The scan from an index brought up to date. */
+const scanFromIndex = (roots: readonly string[], index: ScanIndex, readAtMs: number): RunsLaterScan =>
+  scanOf(roots, [...index.listed.values()].flat(), {
+    index,
+    readAtMs,
+    source: `the last run's index (${index.reread ?? 0} of ${index.dirs.size} directories read again)`,
+  });
+
 /**
- * Starts scanRunsLater's scan of `roots` in the background (ripgrep, and on Linux GNU find listing
- * every directory with its identity, and every symbolic link, for the review), their output in files in `workDir` (removed
- * once read). Resolves with the scan; its `dirs` is undefined where find is missing or failed (the
- * review then scans the roots again). Never rejects.
+ * The scan of `roots` (scanRunsLater's) for the policy. With the index in `indexFile` (the last
+ * run's, scan-index.ts) it reads only the directories changed since, here, after this turn of the
+ * event loop (the engine's load starts first). Else ripgrep and, on Linux, GNU find listing every
+ * directory with its identity and every symbolic link, in the background, their output in files in
+ * `workDir` (removed once read); the scan's `index` is undefined where find is missing or failed
+ * (the review then scans the roots again). Never rejects.
  */
-export function scanInBackground(roots: readonly string[], workDir: string): Promise<RunsLaterScan> {
+export function scanInBackground(
+  roots: readonly string[],
+  workDir: string,
+  indexFile?: string,
+): Promise<RunsLaterScan> {
+  const readAtMs = Date.now();
+  const saved = indexFile === undefined ? undefined : loadIndex(indexFile, roots);
+  if (saved !== undefined) {
+    const fromIndex = new Promise<ScanIndex | undefined>((resolve) =>
+      setImmediate(() => resolve(refreshIndex(saved, isListed, INDEX_BUDGET))),
+    );
+    return fromIndex.then((index) =>
+      index === undefined ? scanInBackground(roots, workDir) : scanFromIndex(roots, index, readAtMs),
+    );
+  }
   const listing = join(workDir, 'runs-later.list');
   const directories = join(workDir, 'directories.list');
   const findArgs =
@@ -99,7 +142,7 @@ export function scanInBackground(roots: readonly string[], workDir: string): Pro
           '-type',
           'd',
           '-printf',
-          'd %i %C@ %p\\0',
+          'd %D %i %C@ %p\\0',
           ')',
           '-o',
           '(',
@@ -112,13 +155,19 @@ export function scanInBackground(roots: readonly string[], workDir: string): Pro
       : undefined;
   const ran = runBoth(ripgrepArgs(roots, SCAN_GLOBS), listing, findArgs, directories);
   return ran.then((findCode) => {
-    const files = takeFile(listing)
-      .split('\0')
-      .filter((path) => path !== '');
+    // Links count as what was there before (a user's own `.mcp.json` link is no plant of the child's).
+    const files = [
+      ...takeFile(listing)
+        .split('\0')
+        .filter((path) => path !== ''),
+    ];
     const found = findCode === 0 ? findRecordsOf(takeFile(directories)) : undefined;
     rmSync(directories, { force: true });
-    // Links count as what was there before (a user's own `.mcp.json` link is no plant of the child's).
-    return scanOf(roots, [...files, ...(found?.links ?? [])], found?.dirs);
+    if (found === undefined) return scanOf(roots, files, { readAtMs, source: 'every file listed (ripgrep)' });
+    files.push(...found.links);
+    const index = indexOf(files.filter(isListed), found.dirs);
+    const source = `every file listed (ripgrep, and find for the ${found.dirs.size} directories)`;
+    return scanOf(roots, files, { index, readAtMs, source });
   });
 }
 
@@ -131,13 +180,24 @@ export interface RunsLaterReview {
 }
 
 /**
- * After the child exited: scans `roots` again and moves every runs-later path that is new or
- * replaced (another inode: `mv .git` and a new one) aside to `NAME.mmauth-blocked-XXXXXX`, where
- * neither git nor a shell looks (a new repository whole, not its parts after it); lists the
- * on-purpose files created or changed. Never throws.
+ * After the child exited: scans `roots` again (from `before`'s index: only the directories that
+ * changed, a directory new there whole; else every file) and moves every runs-later path that is
+ * new or replaced (another inode: `mv .git` and a new one) aside to `NAME.mmauth-blocked-XXXXXX`,
+ * where neither git nor a shell looks (a new repository whole, not its parts after it); lists the
+ * on-purpose files created or changed. With `indexFile`, saves the index there for the next run
+ * (every directory changed since `before` began is read again then). Never throws.
  */
-export function reviewRunsLater(roots: readonly string[], before: RunsLaterScan): RunsLaterReview {
-  const after = before.dirs === undefined ? scanRunsLater(roots) : rescanChanged(before, before.dirs);
+export function reviewRunsLater(roots: readonly string[], before: RunsLaterScan, indexFile?: string): RunsLaterReview {
+  const index = before.index === undefined ? undefined : refreshIndex(before.index, isListed);
+  const after = index === undefined ? scanRunsLater(roots) : scanFromIndex(roots, index, Date.now());
+  // What was there before is looked at again in any case (an existing runs-later path is walled, an on-purpose file may change in place).
+  for (const path of before.present.keys()) {
+    const identity = after.present.has(path) ? undefined : identityOf(path);
+    if (identity !== undefined) after.present.set(path, identity);
+  }
+  for (const file of before.onPurpose.keys()) {
+    if (!after.onPurpose.has(file) && identityOf(file) !== undefined) after.onPurpose.set(file, fingerprint(file));
+  }
   const fresh = [...after.present]
     .filter(([path, identity]) => before.present.get(path) !== identity)
     .map(([path]) => path);
@@ -155,55 +215,6 @@ export function reviewRunsLater(roots: readonly string[], before: RunsLaterScan)
     .filter(([path, print]) => before.onPurpose.get(path) !== print)
     .map(([path]) => path)
     .sort();
+  if (indexFile !== undefined && index !== undefined) saveIndex(indexFile, roots, index, before.readAtMs ?? 0);
   return { neutralised, changed };
-}
-
-/** A directory's identity as RunsLaterScan.dirs holds it (inode and ctime in ns), or undefined when it is gone. */
-export function dirIdentity(path: string): string | undefined {
-  try {
-    const stats = lstatSync(path, { bigint: true });
-    return stats.isDirectory() ? `${stats.ino} ${stats.ctimeNs}` : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The scan after the child from what changed since `before`: only the directories whose identity
- * changed are read (a new, renamed or removed entry changes its directory's ctime, which no process
- * can set back), and a directory that is new there is read whole; the paths `before` held are
- * looked at again in any case (an existing runs-later file is walled, an on-purpose one may change
- * in place).
- */
-function rescanChanged(before: RunsLaterScan, dirs: Map<string, string>): RunsLaterScan {
-  const touched: string[] = [];
-  // Every entry of `dir`, and of each directory below it that `isNew` says is new there (read whole).
-  const read = (dir: string, isNew: (path: string) => boolean) => {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const path = join(dir, entry.name);
-      touched.push(path);
-      if (entry.isDirectory() && isNew(path)) read(path, () => true);
-    }
-  };
-  const inodeOf = (identity: string | undefined) => identity?.split(' ')[0];
-  for (const [dir, identity] of dirs) {
-    if (dirIdentity(dir) !== identity) read(dir, (path) => inodeOf(dirs.get(path)) !== inodeOf(dirIdentity(path)));
-  }
-  const { paths, onPurpose: onPurposeFiles } = classify(touched);
-  for (const path of before.present.keys()) paths.add(path);
-  for (const file of before.onPurpose.keys()) onPurposeFiles.add(file);
-  const present = new Map<string, string>();
-  for (const path of paths) {
-    const identity = identityOf(path);
-    if (identity !== undefined) present.set(path, identity);
-  }
-  const onPurpose = new Map<string, string>();
-  for (const file of onPurposeFiles) if (identityOf(file) !== undefined) onPurpose.set(file, fingerprint(file));
-  return { walled: [], present, onPurpose };
 }

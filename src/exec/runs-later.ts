@@ -1,13 +1,14 @@
-import { spawnSync } from 'node:child_process';
 import { lstatSync, readFileSync, statSync } from 'node:fs';
 import { installedPackages } from './installed-packages.js';
+import type { ScanIndex } from './scan-index.js';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 /**
  * What git, a shell, the desktop or mmauth run later without the user asking for that file, in
  * every writable root of `exec --sandbox` and at any depth, and the files the user
- * runs on purpose that are worth a word after the run. Found with ripgrep (the engine needs it
- * anyway): one listing of the roots' files, hidden and ignored ones too.
+ * runs on purpose that are worth a word after the run: what classify makes of a listing of the
+ * roots' files, hidden and ignored ones too (ripgrep's, which the engine needs anyway, or the last
+ * run's index brought up to date: runs-later-changes.ts).
  */
 
 /** Names below a repository's git directory that git reads and runs from. */
@@ -74,24 +75,15 @@ export interface RunsLaterScan {
   /** On-purpose files and a fingerprint of each (package.json: its scripts; else size and ctime). */
   onPurpose: Map<string, string>;
   /**
-   * Every directory under the roots with its identity (inode and ctime in ns, which no process can
-   * set back), where the system's find can say (Linux): reviewRunsLater then reads only the
-   * directories that changed. Undefined: it scans the roots again.
+   * Every directory under the roots with its identity and what the scan listed in each, where the
+   * system's find can say (Linux) or the last run's index did (scan-index.ts): reviewRunsLater then
+   * reads only the directories that changed. Undefined: it scans the roots again.
    */
-  dirs?: Map<string, string>;
-}
-
-/** ripgrep's arguments that list every file under `roots` matching `globs`, hidden and ignored ones too, links not followed, NUL-separated. */
-export function ripgrepArgs(roots: readonly string[], globs: readonly string[]): string[] {
-  const args = ['--files', '--hidden', '--no-ignore', '--no-messages', '--null', '--no-config'];
-  for (const glob of globs) args.push('-g', glob);
-  return [...args, '--', ...roots];
-}
-
-/** Every file under `roots` matching `globs` (ripgrepArgs); [] when ripgrep fails. */
-function listFiles(roots: readonly string[], globs: readonly string[]): string[] {
-  const found = spawnSync('rg', ripgrepArgs(roots, globs), { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
-  return (found.stdout ?? '').split('\0').filter((path) => path !== '');
+  index?: ScanIndex;
+  /** When the scan began (epoch ms): a directory changed since is never trusted by a later run's index. */
+  readAtMs?: number;
+  /** How the scan was made, for --verbose: `the last run's index (…)` or `every file listed (…)`. */
+  source?: string;
 }
 
 /** `core.hooksPath` in a git config file's text, or undefined (the last one wins, as git reads it). */
@@ -163,18 +155,6 @@ export function fingerprint(path: string): string {
 /** Whether `path` is `root` or lies below it (both absolute, real). */
 export const isUnder = (path: string, root: string) => path === root || path.startsWith(`${root}${sep}`);
 
-/**
- * Scans `roots` (the writable roots, real paths) at any depth: every repository's git directory
- * and what git runs from there (config, config.worktree, commondir, hooks, modules' configs and
- * hooks, the directory core.hooksPath names), a `.git` file (a gitdir redirection), hook managers'
- * files, shell, login and desktop start-up files, ssh's, editors' and agents' settings, mmauth's
- * and the engine's installed packages; and the on-purpose files (ON_PURPOSE_GLOBS) with their
- * fingerprints. Never throws.
- */
-export function scanRunsLater(roots: readonly string[]): RunsLaterScan {
-  return scanOf(roots, listFiles(roots, SCAN_GLOBS));
-}
-
 /** What ripgrep lists for scanRunsLater (later globs win: a package's own package.json in node_modules is left out). */
 export const SCAN_GLOBS: readonly string[] = [
   // A bare repository (a push target) is known by its HEAD beside config and objects/.
@@ -219,6 +199,13 @@ export function classify(files: Iterable<string>): {
   return { paths, onPurpose, gitDirs };
 }
 
+/** Whether classify makes something of `file` (a file, link or directory under the roots): what an index keeps of a directory's entries. */
+export function isListed(file: string): boolean {
+  if (file.endsWith('/.git/config')) return true;
+  if (basename(file) === 'HEAD') return !file.includes('/.git/');
+  return runsLaterPathOf(file) !== undefined || (!file.includes('/.git/') && isOnPurposeFile(file));
+}
+
 /** What is at `path` (links not followed), or undefined. */
 function statsOf(path: string) {
   try {
@@ -232,8 +219,12 @@ function statsOf(path: string) {
 const isBare = (dir: string) =>
   statsOf(join(dir, 'config'))?.isFile() === true && statsOf(join(dir, 'objects'))?.isDirectory() === true;
 
-/** The scan (RunsLaterScan) of `roots` from ripgrep's listing `files` (and find's `dirs`). Never throws. */
-export function scanOf(roots: readonly string[], files: readonly string[], dirs?: Map<string, string>): RunsLaterScan {
+/** The scan (RunsLaterScan) of `roots` from the listing `files` (and its index, and when it began). Never throws. */
+export function scanOf(
+  roots: readonly string[],
+  files: readonly string[],
+  from: Pick<RunsLaterScan, 'index' | 'readAtMs' | 'source'> = {},
+): RunsLaterScan {
   const { paths, onPurpose: onPurposeFiles, gitDirs } = classify(files);
   for (const dir of installedPackages()) if (roots.some((root) => isUnder(dir, root))) paths.add(dir);
   const present = new Map<string, string>();
@@ -246,5 +237,5 @@ export function scanOf(roots: readonly string[], files: readonly string[], dirs?
   const walled = [...present.keys()].filter(
     (path) => (basename(path) !== '.git' && !gitDirs.has(path)) || statsOf(path)?.isFile() === true,
   );
-  return { walled, present, onPurpose, ...(dirs === undefined ? {} : { dirs }) };
+  return { walled, present, onPurpose, ...from };
 }

