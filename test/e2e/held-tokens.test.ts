@@ -43,7 +43,7 @@ async function signedIn(ttlS: number, options: { refreshTokens?: boolean; viaGat
 }
 
 describe('exec hands out only tokens the server accepts', () => {
-  it('a child asking the file and the endpoint every 200 ms across four 3-second lifetimes, while another shell runs `mmauth refresh` every 1.7 s: every token accepted', async () => {
+  it('a child asking the file and the endpoint every 200 ms across four 3-second lifetimes, while another shell runs `mmauth refresh` every 1.7 s: every token accepted, at worst after asking again (README), at most once per renewal', async () => {
     const { emulator, env } = await signedIn(3);
     const report = join(scratch(), 'report.json');
     const child = startCli(['exec', '--serve', '--', process.execPath, CHILD], {
@@ -51,6 +51,10 @@ describe('exec hands out only tokens the server accepts', () => {
         ...env,
         DURATION_MS: '12000',
         INTERVAL_MS: '200',
+        // A renewal waits 150 ms for exec to switch before it ends the old token: a loaded machine
+        // can take longer, and a child then does what README says on a 401 (ask again).
+        ASK_AGAIN_ON_401: '1',
+        ASK_AGAIN_WAIT_MS: '2000',
         API_URL: `${emulator.baseUrl}/api/me`,
         REPORT_FILE: report,
       },
@@ -69,22 +73,29 @@ describe('exec hands out only tokens the server accepts', () => {
     const refused = seen.statuses.filter((status: unknown) => status !== 200);
     expect(foreign).toBeGreaterThanOrEqual(5);
     expect(seen.statuses.length).toBeGreaterThan(80);
-    // Each foreign renewal reaches the child through the store; none of them leaves it a dead token.
+    // Each foreign renewal reaches the child through the store; none of them leaves it a dead token
+    // past one question more (0 on a quiet machine; the bound is what must hold on a loaded one).
     expect(seen.seen.length).toBeGreaterThanOrEqual(foreign);
     expect(refused).toEqual([]);
+    expect(seen.askedAgain).toBeLessThanOrEqual(seen.seen.length);
     expect(result.code, result.stderr).toBe(0);
   }, 40_000);
 
   it('MMAUTH_TOKEN is good until the first renewal (README): accepted before it, refused after, while the file stays current', async () => {
-    const { emulator, env } = await signedIn(3);
+    // 8-s tokens: exec renews at half-life, 4 s after the login, which leaves a loaded machine time
+    // to start exec and its child; `before` counts only while the file still held the first token
+    // after its answer (exec switches the file before the new token is first used).
+    const { emulator, env } = await signedIn(8);
     const script = `
       const { readFileSync } = require('node:fs');
       const first = process.env.MMAUTH_TOKEN;
+      const inFile = () => readFileSync(process.env.MMAUTH_TOKEN_FILE, 'utf8').trim();
       const me = (t) => fetch(process.env.API_URL, { headers: { authorization: 'Bearer ' + t } }).then((r) => r.status);
       (async () => {
-        const before = await me(first);
+        const asked = await me(first);
+        const before = inFile() === first ? asked : 'renewed before the answer: start exec sooner';
         let after = 0;
-        for (let i = 0; i < 60 && readFileSync(process.env.MMAUTH_TOKEN_FILE, 'utf8').trim() === first; i++) {
+        for (let i = 0; i < 120 && inFile() === first; i++) {
           await new Promise((r) => setTimeout(r, 100));
         }
         const fileStatus = await me(readFileSync(process.env.MMAUTH_TOKEN_FILE, 'utf8').trim());
@@ -94,11 +105,11 @@ describe('exec hands out only tokens the server accepts', () => {
       })();`;
     const result = await runCli(['exec', '--', process.execPath, '-e', script], {
       env: { ...env, API_URL: `${emulator.baseUrl}/api/me` },
-      timeoutMs: 20_000,
+      timeoutMs: 30_000,
     });
     expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ before: 200, fileStatus: 200, after: 401 });
-  });
+  }, 40_000);
 });
 
 describe('nothing the server issued is lost, and logout ends everything mmauth obtained', () => {

@@ -3,8 +3,8 @@
 // right after it got it (README's contract: ask mmauth before each request), and
 // writes a report (JSON) to REPORT_FILE: every token seen, every status, its own environment and
 // the files of the token's directory. With ASK_AGAIN_ON_401=1 it does what README tells a program to
-// do on a 401 (ask mmauth again, once) and counts that in `askedAgain`; the status that counts is
-// the second answer. Exits 0 when every token was accepted, 1 otherwise.
+// do on a 401 (ask mmauth again, once; with ASK_AGAIN_WAIT_MS, until it hands out another token,
+// within that bound) and counts that in `askedAgain`; the status that counts is the second answer. Exits 0 when every token was accepted, 1 otherwise.
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -17,6 +17,7 @@ const {
   MMAUTH_TOKEN_URL,
   MMAUTH_TOKEN_URL_AUTHORIZATION,
   ASK_AGAIN_ON_401,
+  ASK_AGAIN_WAIT_MS,
 } = process.env;
 const seen = [];
 const statuses = [];
@@ -39,7 +40,14 @@ while (Date.now() < deadline) {
     let status = (await fetch(API_URL, { headers: { authorization: `Bearer ${token}` } })).status;
     if (status === 401 && ASK_AGAIN_ON_401 === '1') {
       askedAgain += 1;
-      const again = await source();
+      // With ASK_AGAIN_WAIT_MS, it asks until the answer is another token, for at most that long
+      // (an exec on a loaded machine may take a moment to see another process's renewal).
+      let again = await source();
+      const untilMs = Date.now() + Number(ASK_AGAIN_WAIT_MS ?? '0');
+      while (again === token && Date.now() < untilMs) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        again = await source();
+      }
       status = (await fetch(API_URL, { headers: { authorization: `Bearer ${again}` } })).status;
     }
     statuses.push(status);
