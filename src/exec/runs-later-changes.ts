@@ -127,8 +127,12 @@ export function scanInBackground(
     const fromIndex = new Promise<ScanIndex | undefined>((resolve) =>
       setImmediate(() => resolve(refreshIndex(saved, isListed, INDEX_BUDGET))),
     );
+    const tooMany = (scan: RunsLaterScan) => ({
+      ...scan,
+      source: `${scan.source ?? ''}: over ${INDEX_BUDGET} entries changed since the last run`,
+    });
     return fromIndex.then((index) =>
-      index === undefined ? scanInBackground(roots, workDir) : scanFromIndex(roots, index, readAtMs),
+      index === undefined ? scanInBackground(roots, workDir).then(tooMany) : scanFromIndex(roots, index, readAtMs),
     );
   }
   const listing = join(workDir, 'runs-later.list');
