@@ -1,10 +1,10 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync } from 'node:fs';
+import { renameSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { fingerprint, identityOf, isListed, isUnder, SCAN_GLOBS, scanOf, type RunsLaterScan } from './runs-later.js';
-import { indexOf, loadIndex, refreshIndex, saveIndex, type DirIdentity, type ScanIndex } from './scan-index.js';
-import { shellWord } from '../util/shell-word.js';
+import { indexOf, loadIndex, refreshIndex, saveIndex, type ScanIndex } from './scan-index.js';
+import { findArgsFor, findRecordsOf, identitiesNow, ripgrepArgs, runBoth, takeFile } from './scan-listing.js';
 
 /**
  * What the sandboxed child changed of what runs later (runs-later.ts): the scan before it, made
@@ -13,13 +13,6 @@ import { shellWord } from '../util/shell-word.js';
  * identity, in the background), and the review after it, which reads again only the directories
  * the child changed and saves the index for the next run.
  */
-
-/** ripgrep's arguments that list every file under `roots` matching `globs`, hidden and ignored ones too, links not followed, NUL-separated. */
-export function ripgrepArgs(roots: readonly string[], globs: readonly string[]): string[] {
-  const args = ['--files', '--hidden', '--no-ignore', '--no-messages', '--null', '--no-config'];
-  for (const glob of globs) args.push('-g', glob);
-  return [...args, '--', ...roots];
-}
 
 /**
  * Scans `roots` (the writable roots, real paths) at any depth: every repository's git directory
@@ -35,66 +28,6 @@ export function scanRunsLater(roots: readonly string[]): RunsLaterScan {
     roots,
     (found.stdout ?? '').split('\0').filter((path) => path !== ''),
   );
-}
-
-/**
- * Runs ripgrep (`rgArgs`, its output in `listing`) and, beside it, GNU find (`findArgs`, its output
- * in `directories`) from one shell: one process from here (a process costs this one a fork of all
- * its memory; the shell's own are cheap). Resolves with find's exit code, or -1 when none ran.
- */
-function runBoth(
-  rgArgs: readonly string[],
-  listing: string,
-  findArgs: readonly string[] | undefined,
-  directories: string,
-): Promise<number> {
-  const rg = `rg ${rgArgs.map(shellWord).join(' ')} > ${shellWord(listing)}`;
-  const script =
-    findArgs === undefined
-      ? `${rg}; exit 255`
-      : `find ${findArgs.map(shellWord).join(' ')} > ${shellWord(directories)} & ${rg}; wait $!`;
-  return new Promise((resolve) => {
-    try {
-      const child = spawn('/bin/sh', ['-c', script], { stdio: 'ignore' });
-      child.once('error', () => resolve(-1));
-      child.once('close', (code) => resolve(code === 255 ? -1 : (code ?? -1)));
-    } catch {
-      resolve(-1);
-    }
-  });
-}
-
-/** `file`'s content, then `file` removed; '' when unreadable. */
-function takeFile(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  } finally {
-    rmSync(file, { force: true });
-  }
-}
-
-/**
- * find's records (`d DEVICE INODE CTIME PATH` for a directory, its ctime as seconds with nine or
- * more decimals; `l PATH` for a symbolic link, which ripgrep does not list): the directories'
- * identities as scan-index.ts's dirIdentity gives them, and the links.
- */
-function findRecordsOf(text: string): { dirs: Map<string, DirIdentity>; links: string[] } {
-  const dirs = new Map<string, DirIdentity>();
-  const links: string[] = [];
-  for (const record of text.split('\0')) {
-    if (record.startsWith('l ')) {
-      links.push(record.slice(2));
-      continue;
-    }
-    const match = /^d (\d+) (\d+) (\d+)\.(\d+) (.+)$/s.exec(record);
-    if (match === null) continue;
-    const [, device = '', inode = '', seconds = '', fraction = '', path = ''] = match;
-    const ns = BigInt(seconds) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0').slice(0, 9));
-    dirs.set(path, `${device} ${inode} ${ns}`);
-  }
-  return { dirs, links };
 }
 
 /** How many entries a scan from the last run's index reads at most before it lists every file instead. */
@@ -124,8 +57,9 @@ export function scanInBackground(
   const readAtMs = Date.now();
   const saved = indexFile === undefined ? undefined : loadIndex(indexFile, roots);
   if (saved !== undefined) {
-    const fromIndex = new Promise<ScanIndex | undefined>((resolve) =>
-      setImmediate(() => resolve(refreshIndex(saved, isListed, INDEX_BUDGET))),
+    // The directories' identities from find beside this process; where it cannot, lstat here.
+    const fromIndex = identitiesNow([...saved.dirs.keys()], workDir).then((now) =>
+      refreshIndex(saved, isListed, INDEX_BUDGET, now),
     );
     const tooMany = (scan: RunsLaterScan) => ({
       ...scan,
@@ -137,26 +71,7 @@ export function scanInBackground(
   }
   const listing = join(workDir, 'runs-later.list');
   const directories = join(workDir, 'directories.list');
-  const findArgs =
-    process.platform === 'linux'
-      ? [
-          '-P',
-          ...roots,
-          '(',
-          '-type',
-          'd',
-          '-printf',
-          'd %D %i %C@ %p\\0',
-          ')',
-          '-o',
-          '(',
-          '-type',
-          'l',
-          '-printf',
-          'l %p\\0',
-          ')',
-        ]
-      : undefined;
+  const findArgs = process.platform === 'linux' ? findArgsFor(roots) : undefined;
   const ran = runBoth(ripgrepArgs(roots, SCAN_GLOBS), listing, findArgs, directories);
   return ran.then((findCode) => {
     // Links count as what was there before (a user's own `.mcp.json` link is no plant of the child's).
@@ -219,6 +134,20 @@ export function reviewRunsLater(roots: readonly string[], before: RunsLaterScan,
     .filter(([path, print]) => before.onPurpose.get(path) !== print)
     .map(([path]) => path)
     .sort();
-  if (indexFile !== undefined && index !== undefined) saveIndex(indexFile, roots, index, before.readAtMs ?? 0);
+  if (indexFile !== undefined && index !== undefined) {
+    // Nothing read again before the child or after it: the index is the one saved, only used again.
+    if (before.index?.reread === 0 && index.reread === 0) touch(indexFile);
+    else saveIndex(indexFile, roots, index, before.readAtMs ?? 0);
+  }
   return { neutralised, changed };
+}
+
+/** Sets `file`'s times to now (the indexes kept are the ones used last). Never throws. */
+function touch(file: string): void {
+  try {
+    const now = new Date();
+    utimesSync(file, now, now);
+  } catch {
+    // Only which index goes first depends on it.
+  }
 }

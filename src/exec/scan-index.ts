@@ -127,14 +127,16 @@ function keepNewest(dir: string, kept: number): void {
 /**
  * `index` brought up to date: each directory whose identity changed is read again (what
  * `isListed` keeps of its entries replaces what was listed there), a directory new there is read
- * whole, and one gone is dropped with what was listed in it. Returns undefined when more than
- * `budget` entries would be read (a new node_modules: listing every file is then cheaper). Reads
- * only the directories; never throws.
+ * whole, and one gone is dropped with what was listed in it. `identities`: the index's
+ * directories' identities as they are now, when known already (else each is lstat'ed here).
+ * Returns undefined when more than `budget` entries would be read (a new node_modules: listing
+ * every file is then cheaper). Reads only the directories; never throws.
  */
 export function refreshIndex(
   index: ScanIndex,
   isListed: (path: string) => boolean,
   budget = Number.POSITIVE_INFINITY,
+  identities?: ReadonlyMap<string, DirIdentity>,
 ): ScanIndex | undefined {
   const dirs = new Map<string, DirIdentity>();
   const listed = new Map<string, string[]>();
@@ -167,7 +169,7 @@ export function refreshIndex(
     return true;
   };
   for (const [dir, before] of index.dirs) {
-    const now = dirIdentity(dir);
+    const now = identities === undefined ? dirIdentity(dir) : identities.get(dir);
     if (now === undefined) continue;
     if (now === before) {
       dirs.set(dir, now);

@@ -26,6 +26,7 @@ import {
   type ScanIndex,
 } from '../../../src/exec/scan-index.js';
 import { isListed } from '../../../src/exec/runs-later.js';
+import { identitiesNow } from '../../../src/exec/scan-listing.js';
 import { makeScratchDir } from '../../support/cli.js';
 
 /** A tree: root/a/Makefile, root/a/x.ts, root/b/c/.mcp.json, root/b/y.ts. */
@@ -74,6 +75,18 @@ describe('refreshIndex', () => {
     renameSync(join(root, 'b'), join(root, 'moved'));
     const fresh = refreshIndex(index, isListed);
     expect(listedOf(fresh)).toEqual([join(root, 'a', 'Makefile'), join(root, 'moved', 'c', '.mcp.json')]);
+  });
+
+  it("find's identities (one process beside exec) are Node's own, and a directory missing from them counts as gone", async () => {
+    const { root, index } = tree();
+    const dirs = [...index.dirs.keys(), join(root, 'not-there')];
+    const now = await identitiesNow(dirs, makeScratchDir('scan-work-'));
+    expect(now).toEqual(new Map([...index.dirs.keys()].map((dir) => [dir, dirIdentity(dir)])));
+    const without = new Map(now);
+    without.delete(join(root, 'b', 'c'));
+    expect(listedOf(refreshIndex(index, isListed, Number.POSITIVE_INFINITY, without))).toEqual([
+      join(root, 'a', 'Makefile'),
+    ]);
   });
 
   it('gives up (undefined) past its budget of entries, so the scan lists every file instead', () => {
