@@ -9,9 +9,10 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The developer's MMAUTH_* and proxy variables never reach a test (test/setup.ts).
     setupFiles: ['test/setup.ts'],
-    // Every test that waits has its own bound; these are the outer limits.
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Every test that waits has its own bound; these are the outer limits, which only catch a hang:
+    // a test of several bounded steps took 35 s beside three other busy workers on two cores.
+    testTimeout: 120_000,
+    hookTimeout: 60_000,
     pool: 'threads',
     // Two cores: spawned binaries and servers run beside the workers.
     maxWorkers: 2,
