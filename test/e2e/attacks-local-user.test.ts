@@ -201,16 +201,18 @@ describe.runIf(isRoot)('another local user (run as root: the attacker is uid 655
     let opened = '';
     attacker.stdout.on('data', (chunk: Buffer) => (opened += chunk.toString()));
     await sleep(1_500);
-    const statuses: number[] = [];
+    const statuses: Array<number | string> = [];
     for (let i = 0; i < 10; i++) {
       statuses.push(
-        await new Promise<number>((done) => {
-          const req = get(`${url}/api/me`, { agent: false, timeout: 5_000 }, (res) => {
+        // 15 s each: with the flood filling the listen queue, a connection's SYN may be dropped and
+        // sent again after 1, 3 and 7 s on a loaded machine; an answer is what must come.
+        await new Promise<number | string>((done) => {
+          const req = get(`${url}/api/me`, { agent: false, timeout: 15_000 }, (res) => {
             res.resume();
             done(res.statusCode ?? 0);
           });
-          req.on('error', () => done(0));
-          req.on('timeout', () => req.destroy());
+          req.on('error', (error: NodeJS.ErrnoException) => done(error.code ?? error.message));
+          req.on('timeout', () => (done('no answer in 15 s'), req.destroy()));
         }),
       );
     }
@@ -222,7 +224,7 @@ describe.runIf(isRoot)('another local user (run as root: the attacker is uid 655
     // The cap: an eighth of the limit waiting (twice, with a batch being judged), 64 held per
     // listener, and the process's own descriptors; never near the limit, where accept fails.
     expect(mostHeld).toBeLessThan(512);
-  }, 60_000);
+  }, 240_000);
 
   it("P20: the same churn against exec's token endpoint: each of the child's 30 requests for the token answers 200 within 5 s", async () => {
     const emulator = await startTestEmulator();
