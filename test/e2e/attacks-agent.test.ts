@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, agentSocketPath, doorkeeperAgent, farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
-import { runCli } from '../support/cli.js';
+import { runCli, REMOVE_TREE } from '../support/cli.js';
 import { signalPid } from '../support/signal.js';
 import { runCommand } from '../support/run-command.js';
 import { refreshGrants, startTestEmulator } from '../support/emulator.js';
@@ -27,7 +27,7 @@ const isRoot = process.getuid?.() === 0;
 function stickyDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'mmauth-sticky-'));
   chmodSync(dir, 0o1777);
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  onTestFinished(() => rmSync(dir, REMOVE_TREE));
   return dir;
 }
 
@@ -164,7 +164,7 @@ describe.runIf(isRoot)('A5: a socket another user bound (the attacker is uid 655
     const recorder = await startRecorder();
     const fake = await startFakeAgent(remote, recorder.baseUrl, 1, OTHER_UID);
     const home = mkdtempSync(join(tmpdir(), 'mmauth-far-home-'));
-    onTestFinished(() => rmSync(home, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(home, REMOVE_TREE));
     writeFileSync(join(home, 'plan.txt'), 'the secret plan');
     const mmauth = `${process.execPath} ${BIN}`;
     const result = await overSsh(
@@ -188,7 +188,7 @@ describe.runIf(isRoot)('A5: a socket another user bound (the attacker is uid 655
     const own = await startFakeAgent(mine, recorder.baseUrl, 1);
     // The attacker's own directory, its socket in it, and the link it flips there as fast as it can.
     const theirs = mkdtempSync(join(tmpdir(), 'mmauth-theirs-'));
-    onTestFinished(() => rmSync(theirs, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(theirs, REMOVE_TREE));
     const { chownSync } = await import('node:fs');
     chownSync(theirs, OTHER_UID, OTHER_UID);
     chmodSync(theirs, 0o755);

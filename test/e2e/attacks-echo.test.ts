@@ -5,7 +5,7 @@
  * of these forms; the server's description is withheld instead.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { makeConfigDir, runCli } from '../support/cli.js';
+import { makeConfigDir, runCli, REMOVE_TREE } from '../support/cli.js';
 import { startHostileServer } from '../support/hostile-server.js';
 
 const SECRET = 'Client-Secret-To-Keep-0123456789';
@@ -80,7 +80,7 @@ describe("N25: the loopback's Sign-in failed page", () => {
     const { join } = await import('node:path');
     const { tmpdir } = await import('node:os');
     const dir = mkdtempSync(join(tmpdir(), 'mmauth-page-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(dir, REMOVE_TREE));
     const server = await startHostileServer({
       'GET /oauth2/authorize': (req, res) => {
         const query = new URL(req.url ?? '/', 'http://x').searchParams;

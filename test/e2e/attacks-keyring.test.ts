@@ -8,7 +8,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
+import { HEADLESS_BROWSER, makeConfigDir, runCli, REMOVE_TREE } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
 import { startListeningFixture } from '../support/listening-fixture.js';
 import { useSecretService } from '../support/secret-service.js';
@@ -124,7 +124,7 @@ describe('attacks with write access to the config file', () => {
   it('14: logout --local-only in a copy of the config directory never breaks the original', async () => {
     const { configDir, env } = await keyringProfiles();
     const copy = join(mkdtempSync(join(tmpdir(), 'mmauth-copy-')), 'config');
-    onTestFinished(() => rmSync(copy, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(copy, REMOVE_TREE));
     cpSync(configDir, copy, { recursive: true });
     for (const profile of ['work', 'ci']) {
       const logout = await runCli(['logout', '--local-only', '--profile', profile], {

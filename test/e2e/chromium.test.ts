@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { CHROMIUM_PATH as CHROMIUM } from '../support/chromium-flags.mjs';
 import { openChromiumPage } from '../support/chromium-page.js';
-import { makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { makeConfigDir, runCli, startCli, REMOVE_TREE } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator } from '../support/emulator.js';
 import { readPng } from '../support/png.js';
 
@@ -29,7 +29,7 @@ interface DriverReport {
 
 function scratchDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'mmauth-chromium-test-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  onTestFinished(() => rmSync(dir, REMOVE_TREE));
   return dir;
 }
 

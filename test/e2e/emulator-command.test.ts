@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { makeConfigDir, runCli, startCli, REMOVE_TREE } from '../support/cli.js';
 
 interface EmulatorLine {
   base_url: string;
@@ -82,7 +82,7 @@ describe('mmauth emulator', () => {
 
   it('--state FILE and --client-secret-file: a signed-in profile survives a restart (even after SIGKILL): same secret, the token accepted, the refresh token renews', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mmauth-emulator-state-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(dir, REMOVE_TREE));
     const stateFile = join(dir, 'state.json');
     const secretFile = join(dir, 'secret');
     writeFileSync(secretFile, 'a-fixed-client-secret-for-tests\n', { mode: 0o600 });

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { BIN, HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
+import { BIN, HEADLESS_BROWSER, makeConfigDir, runCli, REMOVE_TREE } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
 
 const LIBRARY = resolve(import.meta.dirname, '../../dist/index.js');
@@ -20,7 +20,7 @@ describe('mmauth inside exec follows the token file', () => {
     const env = { ...emulator.env(configDir, { BROWSER: HEADLESS_BROWSER }), MMAUTH_CREDENTIAL_STORE: 'file' };
     expect((await runCli(['login'], { env })).code).toBe(0);
     const out = mkdtempSync(join(tmpdir(), 'mmauth-nested-'));
-    onTestFinished(() => rmSync(out, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(out, REMOVE_TREE));
     const node = JSON.stringify(process.execPath);
     const bin = JSON.stringify(BIN);
     const library = `import(${JSON.stringify(LIBRARY)}).then(async (m) => console.log((await m.getToken()).accessToken))`;

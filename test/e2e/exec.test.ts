@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { BIN, cleanEnv, HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { BIN, cleanEnv, HEADLESS_BROWSER, makeConfigDir, runCli, startCli, REMOVE_TREE } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 import { inS, storedToken, writeProfiles } from '../support/profiles.js';
 
@@ -21,7 +21,7 @@ type Json = Record<string, any>;
 
 function scratch(): string {
   const dir = mkdtempSync(join(tmpdir(), 'mmauth-exec-test-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  onTestFinished(() => rmSync(dir, REMOVE_TREE));
   return dir;
 }
 

@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { HEADLESS_BROWSER, runCli } from '../support/cli.js';
+import { HEADLESS_BROWSER, runCli, REMOVE_TREE } from '../support/cli.js';
 import { readConfig, readConfigText, startTestEmulator, type TestEmulator } from '../support/emulator.js';
 import { useSecretService } from '../support/secret-service.js';
 
@@ -17,7 +17,7 @@ const service = useSecretService();
 /** A home of its own: config, data, cache and state dirs all under it (env-paths reads XDG_*). */
 function makeHome(): { home: string; configDir: string; env: Record<string, string> } {
   const home = mkdtempSync(join(tmpdir(), 'mmauth-home-'));
-  onTestFinished(() => rmSync(home, { recursive: true, force: true }));
+  onTestFinished(() => rmSync(home, REMOVE_TREE));
   const env = {
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),

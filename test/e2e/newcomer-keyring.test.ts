@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { runCli, REMOVE_TREE } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
 import { useSecretService } from '../support/secret-service.js';
 
@@ -16,7 +16,7 @@ describe('a keyring profile whose key is lost (11)', () => {
   it('status, doctor and logout --local-only all say "stored, but unreadable: its key is not in the keyring" with the one way back', async () => {
     const emulator = await startTestEmulator();
     const home = mkdtempSync(join(tmpdir(), 'mmauth-home-'));
-    onTestFinished(() => rmSync(home, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(home, REMOVE_TREE));
     const env = {
       ...emulator.env(join(home, 'config')),
       HOME: home,

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
+import { HEADLESS_BROWSER, makeConfigDir, runCli, REMOVE_TREE } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 import { inS, storedToken, writeProfiles } from '../support/profiles.js';
 
@@ -52,7 +52,7 @@ describe('what a new user tripped over', () => {
 
   it('8: running bin/ before the build says to run npm ci, in one line, no stack', () => {
     const copy = mkdtempSync(join(tmpdir(), 'mmauth-unbuilt-'));
-    onTestFinished(() => rmSync(copy, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(copy, REMOVE_TREE));
     cpSync(resolve(import.meta.dirname, '../../bin'), join(copy, 'bin'), { recursive: true });
     const result = spawnSync(process.execPath, [join(copy, 'bin', 'mmauth.cjs'), 'token'], { encoding: 'utf8' });
     expect(result.status).toBe(1);

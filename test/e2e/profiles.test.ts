@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli } from '../support/cli.js';
+import { HEADLESS_BROWSER, makeConfigDir, runCli, startCli, REMOVE_TREE } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 
 type Json = Record<string, any>;
@@ -16,7 +16,7 @@ type Json = Record<string, any>;
 /** A working directory of its own (where `.mmauth-profile` files go). */
 function makeWorkDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'mmauth-work-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  onTestFinished(() => rmSync(dir, REMOVE_TREE));
   return dir;
 }
 

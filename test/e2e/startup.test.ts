@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { BIN, cleanEnv, makeConfigDir, runCli } from '../support/cli.js';
+import { BIN, cleanEnv, makeConfigDir, runCli, REMOVE_TREE } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -158,7 +158,7 @@ describe('the launcher', () => {
   /** A copy of the installed package (bin, dist, package.json) that a test may damage. */
   function copyOfPackage(): string {
     const copy = mkdtempSync(join(tmpdir(), 'mmauth-package-'));
-    onTestFinished(() => rmSync(copy, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(copy, REMOVE_TREE));
     for (const part of ['bin', 'dist', 'package.json']) cpSync(join(ROOT, part), join(copy, part), { recursive: true });
     return copy;
   }

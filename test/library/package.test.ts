@@ -10,7 +10,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, runCli } from '../support/cli.js';
+import { HEADLESS_BROWSER, makeConfigDir, runCli, REMOVE_TREE } from '../support/cli.js';
 import { readConfig, startTestEmulator } from '../support/emulator.js';
 import { runCommand, type CommandResult } from '../support/run-command.js';
 
@@ -248,7 +248,7 @@ describe('the import rule of the library entry', () => {
 describe('mmauth installed from its packed tarball in the project, and exec --sandbox run from there', () => {
   it('the child cannot change the installed mmauth or its dependencies, and the next npx mmauth runs nothing planted (without --sandbox, the control, last: the plant runs)', async () => {
     const markers = mkdtempSync(join(tmpdir(), 'mmauth-pack-markers-'));
-    onTestFinished(() => rmSync(markers, { recursive: true, force: true }));
+    onTestFinished(() => rmSync(markers, REMOVE_TREE));
     const plant = (marker: string) =>
       [
         `line='require("node:fs").writeFileSync(${JSON.stringify(join(markers, marker))}, "ran");'`,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { onTestFinished } from 'vitest';
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium-flags.mjs';
+import { REMOVE_TREE } from './cli.js';
 
 /**
  * A page of a fresh headless Chromium (the one chromium-flags.mjs chooses), in a profile of its own
@@ -11,7 +12,7 @@ import { CHROMIUM_ARGS, CHROMIUM_PATH } from './chromium-flags.mjs';
  */
 export async function openChromiumPage(): Promise<Page> {
   const userDataDir = mkdtempSync(join(tmpdir(), 'mmauth-chromium-page-'));
-  onTestFinished(() => rmSync(userDataDir, { recursive: true, force: true }));
+  onTestFinished(() => rmSync(userDataDir, REMOVE_TREE));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM_PATH,
     headless: true,

@@ -5,6 +5,12 @@ import { join, resolve } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { checkJsonDocuments } from './json-documents.js';
 
+/**
+ * rmSync's options for a test's scratch tree: recursive, and tried again (up to 10 times, 50 ms
+ * longer each) while a process the test started still writes there as it ends (ENOTEMPTY).
+ */
+export const REMOVE_TREE = { recursive: true, force: true, maxRetries: 10, retryDelay: 50 } as const;
+
 /** The launcher a user runs (`npx mmauth` resolves to it). */
 export const BIN = resolve(import.meta.dirname, '../../bin/mmauth.cjs');
 /** The headless user agent, as a BROWSER value. */
@@ -138,14 +144,14 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
 export function makeScratchDir(prefix = 'mmauth-scratch-', mode?: number): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   if (mode !== undefined) chmodSync(dir, mode);
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  onTestFinished(() => rmSync(dir, REMOVE_TREE));
   return dir;
 }
 
 /** A fresh config directory for this test (MMAUTH_CONFIG_DIR), removed when it ends. */
 export function makeConfigDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'mmauth-test-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  onTestFinished(() => rmSync(dir, REMOVE_TREE));
   return join(dir, 'config');
 }
 

@@ -16,6 +16,7 @@ import type { BrowserOutcome } from '../../src/browser/open-browser.js';
 import type { Writer } from '../../src/ui/fd-writer.js';
 import { createOutput, type Output } from '../../src/ui/output.js';
 import type { Prompter } from '../../src/ui/prompts.js';
+import { REMOVE_TREE } from './cli.js';
 
 /** A Writer that keeps what it was given. */
 export interface BufferedWriter extends Writer {
@@ -129,7 +130,7 @@ const NO_PROMPTS: Prompter = {
  */
 export function createTestContext(options: TestContextOptions = {}): TestContext {
   const dir = mkdtempSync(join(tmpdir(), 'mmauth-ctx-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  onTestFinished(() => rmSync(dir, REMOVE_TREE));
   const configDir = join(dir, 'config');
   const env: NodeJS.ProcessEnv = { MMAUTH_CONFIG_DIR: configDir, ...options.env };
   let nowMs = options.nowMs ?? Date.parse('2026-11-23T12:00:00Z');

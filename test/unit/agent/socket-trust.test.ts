@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { socketDistrust } from '../../../src/agent/socket-trust.js';
+import { REMOVE_TREE } from '../../support/cli.js';
 
 const uid = process.getuid?.() ?? 0;
 const isRoot = uid === 0;
@@ -12,7 +13,7 @@ const isRoot = uid === 0;
 function dir(mode: number): string {
   const path = mkdtempSync(join(tmpdir(), 'mmauth-trust-'));
   chmodSync(path, mode);
-  onTestFinished(() => rmSync(path, { recursive: true, force: true }));
+  onTestFinished(() => rmSync(path, REMOVE_TREE));
   return path;
 }
 
