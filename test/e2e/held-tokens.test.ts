@@ -43,13 +43,14 @@ async function signedIn(ttlS: number, options: { refreshTokens?: boolean; viaGat
 }
 
 describe('exec hands out only tokens the server accepts', () => {
-  it('a child asking the file and the endpoint every 200 ms across four 3-second lifetimes, while another shell runs `mmauth refresh` every 1.7 s: every token accepted, at worst after asking again (README), at most once per renewal', async () => {
+  it('a child asking the file and the endpoint every 200 ms across four 3-second lifetimes, while another shell runs `mmauth refresh` every 1.2 s for 9 s: every token accepted, at worst after asking again (README), at most once per renewal', async () => {
     const { emulator, env } = await signedIn(3);
     const report = join(scratch(), 'report.json');
     const child = startCli(['exec', '--serve', '--', process.execPath, CHILD], {
       env: {
         ...env,
-        DURATION_MS: '12000',
+        // Longer than the refreshes go on (9 s, the last one's answer included), so the child sees each.
+        DURATION_MS: '13000',
         INTERVAL_MS: '200',
         // A renewal waits 150 ms for exec to switch before it ends the old token: a loaded machine
         // can take longer, and a child then does what README says on a 401 (ask again).
@@ -61,9 +62,9 @@ describe('exec hands out only tokens the server accepts', () => {
       timeoutMs: 30_000,
     });
     let foreign = 0;
-    const deadline = Date.now() + 11_000;
+    const deadline = Date.now() + 9_000;
     while (Date.now() < deadline) {
-      await sleep(1_700);
+      await sleep(1_200);
       const refresh = await runCli(['refresh'], { env });
       expect(refresh.code, refresh.stderr).toBe(0);
       foreign += 1;
@@ -71,8 +72,10 @@ describe('exec hands out only tokens the server accepts', () => {
     const result = await child.done;
     const seen = JSON.parse(readFileSync(report, 'utf8')) as Json;
     const refused = seen.statuses.filter((status: unknown) => status !== 200);
-    expect(foreign).toBeGreaterThanOrEqual(5);
-    expect(seen.statuses.length).toBeGreaterThan(80);
+    // Counts that hold on a loaded machine too (a refresh there takes up to 2 s, a round of the
+    // child's up to a second): renewals by another process while the child asks, and its questions.
+    expect(foreign).toBeGreaterThanOrEqual(3);
+    expect(seen.statuses.length).toBeGreaterThanOrEqual(20);
     // Each foreign renewal reaches the child through the store; none of them leaves it a dead token
     // past one question more (0 on a quiet machine; the bound is what must hold on a loaded one).
     expect(seen.seen.length).toBeGreaterThanOrEqual(foreign);
