@@ -197,7 +197,8 @@ for i in range(2000):
         time.sleep(30)
         os._exit(0)
     n += 1
-open('count', 'w').write(str(n))
+open('count.new', 'w').write(str(n))
+os.rename('count.new', 'count')
 time.sleep(20)`;
     const env = cleanEnv({
       MMAUTH_TOKEN: 'not-a-real-token',
@@ -224,6 +225,7 @@ time.sleep(20)`;
     let execErr = '';
     exec.stderr.on('data', (chunk: Buffer) => (execErr += chunk.toString()));
     onTestFinished(() => void exec.kill('SIGKILL'));
+    // The count arrives by rename, whole: a file read between its creation and its write read as 0.
     await until(() => existsSync(join(cwd, 'count')) || exec.exitCode !== null, 60_000, 'the fork bomb to stop');
     expect(existsSync(join(cwd, 'count')), execErr).toBe(true);
     const forked = Number(readFileSync(join(cwd, 'count'), 'utf8'));
