@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isAlive } from '../util/process-alive.js';
 
 /**
  * What runs that died without their clean-up (a `kill -9` before exec's watchdog started, a proxy
@@ -23,16 +24,6 @@ export function markRun(dir: string): void {
     // Left unmarked: kept, as a live run's.
   }
 }
-
-/** Whether process `pid` exists (EPERM: it does, another user's). Never throws. */
-export const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /**
  * Removes the private directories in `roots` (this user's runtime roots) whose recorded run is no

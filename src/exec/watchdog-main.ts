@@ -10,7 +10,7 @@
  */
 import { rmSync } from 'node:fs';
 import type { WatchdogOrders } from './watchdog.js';
-import { isAlive } from './dead-runs.js';
+import { isAlive } from '../util/process-alive.js';
 import { removePlaceholder } from './engine-placeholders.js';
 
 const signal = (pids: readonly number[], name: NodeJS.Signals) => {

@@ -2,6 +2,7 @@ import { closeSync, constants, lstatSync, openSync, statSync, unlinkSync, writeS
 import { readRegularFile } from '../util/read-regular-file.js';
 import { hasErrorCode, MmauthError } from '../errors.js';
 import { assertSafePath } from './path-safety.js';
+import { isAlive } from '../util/process-alive.js';
 
 /** The longest a holder may keep the lock for a request it makes under it (a renewal, whose budget is 60 s), in ms. */
 export const LOCK_HOLD_MAX_MS = 60_000;
@@ -15,16 +16,6 @@ const QUIET_WAIT_MS = 1_000;
 /** Beside the lock (never inside: proper-lockfile removes a stale lock with rmdir), the holder's pid. */
 function pidFileOf(lockPath: string): string {
   return `${lockPath}.pid`;
-}
-
-/** Whether process `pid` is alive (signal 0 tests without signalling). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return typeof error === 'object' && error !== null && 'code' in error && error.code === 'EPERM';
-  }
 }
 
 /** Who holds a lock, for people: `held by pid N`, `left by pid N, which is gone`, or nothing known. */

@@ -1,5 +1,6 @@
 import { closeSync, constants, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { isAlive } from '../util/process-alive.js';
 
 // Which processes hand a profile's token to programs (`exec`), so that a renewal by any process
 // gives them a moment to switch before the new token's first presentation ends the old one on a
@@ -9,16 +10,6 @@ import { dirname, join } from 'node:path';
 /** The folder of follower marks beside the config file at `configPath`. */
 function followersDir(configPath: string): string {
   return join(dirname(configPath), 'followers');
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, another user's (a pid reused after this user's follower died is still a follower for a moment).
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
