@@ -126,7 +126,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
       const env = childEnvironment(ctx.env, supply.variables, sandbox);
       const { runChild } = await import('../exec/run-child.js');
       ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), supply.dir, run));
-      reportRunsLater(sandbox?.review(), out, options.json === true);
+      reportRunsLater(await sandbox?.review(), out, options.json === true);
     } finally {
       await supply.stop();
     }
@@ -141,7 +141,7 @@ export async function runExec(command: string[], options: ExecOptions, ctx: AppC
  * same as one document on stdout after the child's own output (`sandbox.moved_aside`,
  * `sandbox.changed`: schemas/exec.schema.json).
  */
-function reportRunsLater(review: ReturnType<PreparedSandbox['review']>, out: Output, isJson: boolean): void {
+function reportRunsLater(review: Awaited<ReturnType<PreparedSandbox['review']>>, out: Output, isJson: boolean): void {
   const neutralised = review?.neutralised ?? [];
   const changed = review?.changed ?? [];
   if (isJson && (neutralised.length > 0 || changed.length > 0)) {
@@ -191,7 +191,7 @@ async function runExecProxied(
     const env = childEnvironment(ctx.env, variables, sandbox);
     const { runChild } = await import('../exec/run-child.js');
     ctx.setExitCode(await runChild(program, args, env, (line) => out.error(line), '', run));
-    reportRunsLater(sandbox?.review(), out, options.json === true);
+    reportRunsLater(await sandbox?.review(), out, options.json === true);
   } finally {
     await proxy.close();
   }

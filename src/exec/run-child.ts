@@ -118,6 +118,8 @@ async function runOnce(
       return code;
     });
   } finally {
+    // The review's restat runs beside this process while the engine's helpers exit.
+    run?.childExited();
     await sandboxed?.finish();
     clearTimeout(watchdogTimer);
     watchdog?.release();

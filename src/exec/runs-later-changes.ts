@@ -3,8 +3,16 @@ import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { fingerprint, identityOf, isListed, isUnder, SCAN_GLOBS, scanOf, type RunsLaterScan } from './runs-later.js';
-import { indexOf, loadIndex, refreshIndex, saveIndex, type ScanIndex } from './scan-index.js';
-import { findArgsFor, findRecordsOf, identitiesNow, ripgrepArgs, runBoth, takeFile } from './scan-listing.js';
+import { indexOf, loadIndex, refreshIndex, saveIndex, type DirIdentity, type ScanIndex } from './scan-index.js';
+import {
+  findArgsFor,
+  findRecordsOf,
+  identitiesNow,
+  ripgrepArgs,
+  runBoth,
+  takeFile,
+  type ListingShell,
+} from './scan-listing.js';
 
 /**
  * What the sandboxed child changed of what runs later (runs-later.ts): the scan before it, made
@@ -41,39 +49,68 @@ const scanFromIndex = (roots: readonly string[], index: ScanIndex, readAtMs: num
     source: `the last run's index (${index.reread ?? 0} of ${index.dirs.size} directories read again)`,
   });
 
+/** The scan made beside exec (scanInBackground), and the restat for the review from the same shell. */
+export interface BackgroundScan {
+  /** The scan, once made. Never rejects. */
+  scan: Promise<RunsLaterScan>;
+  /**
+   * Once the child has exited: the identities of the scan's index's directories as they are now
+   * (ListingShell.restat, beside this process: for reviewRunsLater's `identities`); undefined where
+   * they cannot be had so (the review then restats them itself). Never rejects.
+   */
+  restat(): Promise<ReadonlyMap<string, DirIdentity> | undefined>;
+  /** Lets the shell go without a restat; idempotent. */
+  end(): void;
+}
+
 /**
- * The scan of `roots` (scanRunsLater's) for the policy. With the index in `indexFile` (the last
- * run's, scan-index.ts) it reads only the directories changed since, here, after this turn of the
- * event loop (the engine's load starts first). Else ripgrep and, on Linux, GNU find listing every
- * directory with its identity and every symbolic link, in the background, their output in files in
- * `workDir` (removed once read); the scan's `index` is undefined where find is missing or failed
- * (the review then scans the roots again). Never rejects.
+ * The scan of `roots` (scanRunsLater's) for the policy, made beside exec. With the index in
+ * `indexFile` (the last run's, scan-index.ts) it reads only the directories changed since, after
+ * find's restat of them beside this process (the engine's load goes on meanwhile). Else ripgrep and,
+ * on Linux, GNU find listing every directory with its identity and every symbolic link, their output
+ * in files in `workDir` (removed once read, before the child starts); the scan's `index` is
+ * undefined where find is missing or failed (the review then scans the roots again). Never throws.
  */
-export function scanInBackground(
-  roots: readonly string[],
-  workDir: string,
-  indexFile?: string,
-): Promise<RunsLaterScan> {
-  const readAtMs = Date.now();
+export function scanInBackground(roots: readonly string[], workDir: string, indexFile?: string): BackgroundScan {
   const saved = indexFile === undefined ? undefined : loadIndex(indexFile, roots);
-  if (saved !== undefined) {
-    // The directories' identities from find beside this process; where it cannot, lstat here.
-    const fromIndex = identitiesNow([...saved.dirs.keys()], workDir).then((now) =>
-      refreshIndex(saved, isListed, INDEX_BUDGET, now),
-    );
-    const tooMany = (scan: RunsLaterScan) => ({
-      ...scan,
-      source: `${scan.source ?? ''}: over ${INDEX_BUDGET} entries changed since the last run`,
-    });
-    return fromIndex.then((index) =>
-      index === undefined ? scanInBackground(roots, workDir).then(tooMany) : scanFromIndex(roots, index, readAtMs),
-    );
-  }
+  if (saved === undefined) return listEveryFile(roots, workDir);
+  const readAtMs = Date.now();
+  const { identities, shell } = identitiesNow([...saved.dirs.keys()], workDir);
+  let instead: BackgroundScan | undefined;
+  const scan = identities.then((now) => {
+    const index = refreshIndex(saved, isListed, INDEX_BUDGET, now);
+    if (index !== undefined) return scanFromIndex(roots, index, readAtMs);
+    shell.end();
+    instead = listEveryFile(roots, workDir);
+    return instead.scan.then((listed) => ({
+      ...listed,
+      source: `${listed.source ?? ''}: over ${INDEX_BUDGET} entries changed since the last run`,
+    }));
+  });
+  return {
+    scan,
+    restat: () => (instead === undefined ? restatOf(scan, shell) : instead.restat()),
+    end: () => {
+      shell.end();
+      instead?.end();
+    },
+  };
+}
+
+/** The scan's index's directories restatted by `shell` (undefined for a scan without an index). */
+const restatOf = (scan: Promise<RunsLaterScan>, shell: ListingShell) =>
+  scan.then((made) =>
+    made.index === undefined ? (shell.end(), undefined) : shell.restat([...made.index.dirs.keys()]),
+  );
+
+/** scanInBackground's first run in `roots`: every file listed by ripgrep, every directory by find. */
+function listEveryFile(roots: readonly string[], workDir: string): BackgroundScan {
+  const readAtMs = Date.now();
   const listing = join(workDir, 'runs-later.list');
   const directories = join(workDir, 'directories.list');
   const findArgs = process.platform === 'linux' ? findArgsFor(roots) : undefined;
-  const ran = runBoth(ripgrepArgs(roots, SCAN_GLOBS), listing, findArgs, directories);
-  return ran.then((findCode) => {
+  const shell = runBoth(ripgrepArgs(roots, SCAN_GLOBS), listing, findArgs, directories);
+  const scan = shell.listed.then((findCode) => {
     // Links count as what was there before (a user's own `.mcp.json` link is no plant of the child's).
     const files = [
       ...takeFile(listing)
@@ -88,6 +125,7 @@ export function scanInBackground(
     const source = `every file listed (ripgrep, and find for the ${found.dirs.size} directories)`;
     return scanOf(roots, files, { index, readAtMs, source });
   });
+  return { scan, restat: () => restatOf(scan, shell), end: shell.end };
 }
 
 /** What the child left that runs later, and what it changed that the user runs on purpose. */
@@ -103,11 +141,18 @@ export interface RunsLaterReview {
  * changed, a directory new there whole; else every file) and moves every runs-later path that is
  * new or replaced (another inode: `mv .git` and a new one) aside to `NAME.mmauth-blocked-XXXXXX`,
  * where neither git nor a shell looks (a new repository whole, not its parts after it); lists the
- * on-purpose files created or changed. With `indexFile`, saves the index there for the next run
- * (every directory changed since `before` began is read again then). Never throws.
+ * on-purpose files created or changed. `identities`: the index's directories' identities taken
+ * after the child exited (BackgroundScan.restat), else each is lstat'ed here. With `indexFile`,
+ * saves the index there for the next run (every directory changed since `before` began is read
+ * again then). Never throws.
  */
-export function reviewRunsLater(roots: readonly string[], before: RunsLaterScan, indexFile?: string): RunsLaterReview {
-  const index = before.index === undefined ? undefined : refreshIndex(before.index, isListed);
+export function reviewRunsLater(
+  roots: readonly string[],
+  before: RunsLaterScan,
+  indexFile?: string,
+  identities?: ReadonlyMap<string, DirIdentity>,
+): RunsLaterReview {
+  const index = before.index === undefined ? undefined : refreshIndex(before.index, isListed, Infinity, identities);
   const after = index === undefined ? scanRunsLater(roots) : scanFromIndex(roots, index, Date.now());
   // What was there before is looked at again in any case (an existing runs-later path is walled, an on-purpose file may change in place).
   for (const path of before.present.keys()) {
@@ -135,12 +180,19 @@ export function reviewRunsLater(roots: readonly string[], before: RunsLaterScan,
     .map(([path]) => path)
     .sort();
   if (indexFile !== undefined && index !== undefined) {
-    // Nothing read again before the child or after it: the index is the one saved, only used again.
-    if (before.index?.reread === 0 && index.reread === 0) touch(indexFile);
+    // Only a few directories' identities changed since the index was saved (the working directory's
+    // do on every run: the engine's placeholders come and go): it stays as saved, and the next run
+    // reads those few again, instead of this run writing every directory's again.
+    const reread = (before.index?.reread ?? 0) + (index.reread ?? 0);
+    const isKept = before.index?.isReshaped === false && index.isReshaped === false && reread <= KEPT_REREAD;
+    if (isKept) touch(indexFile);
     else saveIndex(indexFile, roots, index, before.readAtMs ?? 0);
   }
   return { neutralised, changed };
 }
+
+/** How many directories whose identity alone changed an index may leave for the next run to read again. */
+const KEPT_REREAD = 16;
 
 /** Sets `file`'s times to now (the indexes kept are the ones used last). Never throws. */
 function touch(file: string): void {

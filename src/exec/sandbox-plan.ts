@@ -7,6 +7,7 @@ import { enginePlaceholders, gitExcludingPlaceholders, removeLeftPlaceholders } 
 import { SCAN_GLOBS, type RunsLaterScan } from './runs-later.js';
 import { indexFileFor } from './scan-index.js';
 import { reviewRunsLater, scanInBackground, type RunsLaterReview } from './runs-later-changes.js';
+import type { DirIdentity } from './scan-index.js';
 import type { WatchdogReview } from './watchdog.js';
 import {
   createPrivateDir,
@@ -51,6 +52,8 @@ export interface SandboxRun {
   whileRunning(): void;
   /** What --verbose says of the run: the policy, and how what runs later was found. */
   verboseLines(): string[];
+  /** The child has exited: the restat the review needs starts beside this process, while the engine finishes. */
+  childExited(): void;
 }
 
 /** A sandbox checked and prepared before anything runs; its policy once the mode's endpoints are known. */
@@ -67,9 +70,10 @@ export interface PreparedSandbox {
   heldBackEnv: readonly string[];
   /**
    * After the child exited: what it left that runs later, moved aside, and the on-purpose files it
-   * changed (reviewRunsLater over the scan policyFor made); undefined before policyFor.
+   * changed (reviewRunsLater over the scan policyFor made, with the restat childExited started);
+   * undefined before policyFor. Never rejects.
    */
-  review(): RunsLaterReview | undefined;
+  review(): Promise<RunsLaterReview | undefined>;
   /** Variables added to the child's environment: git told to ignore the engine's placeholders. */
   addedEnv: Readonly<Record<string, string>>;
 }
@@ -142,12 +146,18 @@ export function prepareSandbox(
   // and loads the engine; the policy waits for it. A rebuilt policy scans again.
   // The last run's index of these roots (scan-index.ts) in the runtime root, where no sandboxed child looks.
   const indexFile = indexFileFor(dirname(tmpDir.path), roots, SCAN_GLOBS.join('\n'));
-  let scanning: Promise<RunsLaterScan> | undefined = scanInBackground(roots, tmpDir.path, indexFile);
+  let background = scanInBackground(roots, tmpDir.path, indexFile);
+  let isScanned = false;
   preloadEngine();
   let scan: RunsLaterScan | undefined;
+  let restatting: Promise<ReadonlyMap<string, DirIdentity> | undefined> | undefined;
   const policyFor = async (egressUrls: readonly string[], ownDirs: readonly string[]): Promise<SandboxPolicy> => {
-    const current = await (scanning ?? scanInBackground(roots, tmpDir.path, indexFile));
-    scanning = undefined;
+    if (isScanned) {
+      background.end();
+      background = scanInBackground(roots, tmpDir.path, indexFile);
+    }
+    isScanned = true;
+    const current = await background.scan;
     scan = current;
     return sandboxPolicy({
       walled: current.walled,
@@ -165,7 +175,7 @@ export function prepareSandbox(
     });
   };
   return {
-    review: () => (scan === undefined ? undefined : reviewRunsLater(roots, scan, indexFile)),
+    review: async () => (scan === undefined ? undefined : reviewRunsLater(roots, scan, indexFile, await restatting)),
     policyFor,
     runFor: async (egressUrls, ownDirs) => {
       const policy = await policyFor(egressUrls, ownDirs);
@@ -179,13 +189,19 @@ export function prepareSandbox(
           `sandbox policy: ${JSON.stringify(policy)}`,
           `sandbox: what runs later, from ${scan?.source ?? 'no scan'}`,
         ],
+        childExited: () => {
+          restatting ??= background.restat();
+        },
         whileRunning: () =>
           removeDeadRuns(runtimeDirs(where.env).filter((dir) => !basename(dir).startsWith('mmauth-agent-'))),
         watchdogReview: () =>
           scan === undefined ? undefined : { roots, present: [...scan.present], onPurpose: [...scan.onPurpose] },
       };
     },
-    remove: () => tmpDir.remove(),
+    remove: () => {
+      background.end();
+      tmpDir.remove();
+    },
     unsetEnv: [...SANDBOX_UNSET_ENV, 'MMAUTH_TOKEN_SOCKET', 'MMAUTH_API_SOCKET'],
     heldBackEnv: heldBackVariables(where.env, additions.passEnv ?? []),
     addedEnv: gitExcludingPlaceholders(enginePlaceholders(where.cwd), tmpDir.path, where.env),

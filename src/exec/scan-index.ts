@@ -28,6 +28,8 @@ export interface ScanIndex {
   listed: Map<string, string[]>;
   /** refreshIndex's: how many directories it read again. */
   reread?: number;
+  /** refreshIndex's: whether a directory came or went, or what was listed in one changed (else only identities did). */
+  isReshaped?: boolean;
 }
 
 /** In place of a ctime: an identity that matches none. */
@@ -142,12 +144,14 @@ export function refreshIndex(
   const listed = new Map<string, string[]>();
   let read = 0;
   let reread = 0;
+  let isReshaped = false;
   // Reads `dir` (identity `identity`): its listed entries, and each subdirectory `isNew` says is new here, whole.
   const readDir = (dir: string, identity: DirIdentity, isNew: (path: string) => boolean): boolean => {
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
     } catch {
+      isReshaped = true;
       return true;
     }
     read += entries.length;
@@ -163,14 +167,19 @@ export function refreshIndex(
       }
       if (!isNew(path)) continue;
       const sub = dirIdentity(path);
+      isReshaped = true;
       if (sub !== undefined && !readDir(path, sub, () => true)) return false;
     }
     if (kept.length > 0) listed.set(dir, kept);
+    isReshaped ||= !isSameList(kept, index.listed.get(dir) ?? []);
     return true;
   };
   for (const [dir, before] of index.dirs) {
     const now = identities === undefined ? dirIdentity(dir) : identities.get(dir);
-    if (now === undefined) continue;
+    if (now === undefined) {
+      isReshaped = true;
+      continue;
+    }
     if (now === before) {
       dirs.set(dir, now);
       const kept = index.listed.get(dir);
@@ -180,7 +189,14 @@ export function refreshIndex(
     const isNew = (path: string) => inodeOf(index.dirs.get(path)) !== inodeOf(dirIdentity(path));
     if (!readDir(dir, now, isNew)) return undefined;
   }
-  return { dirs, listed, reread };
+  return { dirs, listed, reread, isReshaped };
+}
+
+/** Whether `a` and `b` hold the same paths (in any order: readdir's may change). */
+function isSameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  const inB = new Set(b);
+  return a.every((path) => inB.has(path));
 }
 
 /** An index from a listing (`files`, full paths) and every directory's identity (`dirs`). */

@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import type { DirIdentity } from './scan-index.js';
 import { shellWord } from '../util/shell-word.js';
@@ -8,7 +9,8 @@ import { shellWord } from '../util/shell-word.js';
  * The processes the scan of what runs later (runs-later-changes.ts) runs beside exec: ripgrep's
  * listing of the roots' files and GNU find's of every directory with its identity and every link
  * (a first run in the roots), or find's identities of the directories the last run's index holds
- * (every later run). Off this process's thread, while exec loads the engine.
+ * (every later run), off this process's thread while exec loads the engine; and, from the same
+ * shell once the child has exited, find's identities of those directories again for the review.
  */
 
 /** ripgrep's arguments that list every file under `roots` matching `globs`, hidden and ignored ones too, links not followed, NUL-separated. */
@@ -19,30 +21,114 @@ export function ripgrepArgs(roots: readonly string[], globs: readonly string[]):
 }
 
 /**
+ * A shell beside exec that runs the scan's listing now, then becomes a GNU find that waits on its
+ * stdin for directories to restat (restat, once the child has exited): the review after the child
+ * then reads no directory's stat data on this process's thread, and no process is forked from this
+ * one then (a fork copies its page tables: about 6 ms at 80 MiB, once the engine is loaded). When
+ * this process ends without asking, the pipe closes and find, given nothing, ends.
+ */
+export interface ListingShell {
+  /** The listing's status once it ended (runBoth: find's exit code); -1 when the shell could not run or ended first. */
+  listed: Promise<number>;
+  /**
+   * The identity of each of `dirs` as it is now, from GNU find in the waiting shell: a path that is
+   * no directory now has none. Resolves undefined where find cannot (not GNU find, it failed, the
+   * shell is gone, or restat was asked before). Never rejects.
+   */
+  restat(dirs: readonly string[]): Promise<Map<string, DirIdentity> | undefined>;
+  /** Lets the shell go without a restat; idempotent. */
+  end(): void;
+}
+
+/**
+ * Starts `listing` (a sh command list; its last command's status is `listed`'s) in a shell that
+ * then waits to restat directories (ListingShell). The directories go to find on its stdin and its
+ * answer comes on stdout: no file in the child's temp dir, which the child could have replaced with
+ * a link, is written once it ran. Never throws.
+ */
+export function startListingShell(listing: string): ListingShell {
+  // After the status line, find waits for the directories (NUL-separated) on stdin, already
+  // started: the review waits for no exec. EOF without any lets it go.
+  const restat = `exec find -files0-from - -maxdepth 0 ${DIR_RECORD.map(shellWord).join(' ')} 2>/dev/null`;
+  const script = `${listing}\necho "$?"\n${restat}\n`;
+  let onListed: (code: number) => void = () => undefined;
+  let onClosed: () => void = () => undefined;
+  const listed = new Promise<number>((resolve) => (onListed = resolve));
+  const closed = new Promise<void>((resolve) => (onClosed = resolve));
+  let shell: ChildProcess | undefined;
+  try {
+    shell = spawn('/bin/sh', ['-c', script], { stdio: ['pipe', 'pipe', 'ignore'] });
+  } catch {
+    onListed(-1);
+    onClosed();
+  }
+  let isAsked = false;
+  let output = '';
+  shell?.stdout?.setEncoding('utf8');
+  shell?.stdout?.on('data', (chunk: string) => {
+    const hadStatus = output.includes('\n');
+    output += chunk;
+    const newline = output.indexOf('\n');
+    if (hadStatus || newline === -1) return;
+    onListed(Number.parseInt(output.slice(0, newline), 10));
+    // While it only waits, the shell keeps this process alive no more than its stdin does.
+    if (!isAsked && shell !== undefined) idle(shell, true);
+  });
+  shell?.stdin?.on('error', () => undefined);
+  shell?.once('error', () => (onListed(-1), onClosed()));
+  shell?.once('close', () => (onListed(-1), onClosed()));
+  const end = () => {
+    isAsked = true;
+    shell?.stdin?.end();
+  };
+  return {
+    listed,
+    end,
+    restat: (dirs) => {
+      if (isAsked || shell === undefined) return Promise.resolve(undefined);
+      isAsked = true;
+      idle(shell, false);
+      shell.stdin?.end(dirs.map((dir) => `${dir}\0`).join(''));
+      return closed.then(() => {
+        const text = output.slice(output.indexOf('\n') + 1);
+        // An empty answer for a tree that exists is a find that cannot (-files0-from is GNU find 4.9's).
+        return text === '' && dirs.length > 0 ? undefined : findRecordsOf(text).dirs;
+      });
+    },
+  };
+}
+
+/** Whether `shell` alone keeps this process's event loop alive (not while it only waits). */
+function idle(shell: ChildProcess, isIdle: boolean): void {
+  // A pipe's stream is a net.Socket, which can be unref'ed like the process.
+  const stdout = shell.stdout as Socket | null;
+  if (isIdle) {
+    shell.unref();
+    stdout?.unref();
+  } else {
+    shell.ref();
+    stdout?.ref();
+  }
+}
+
+/**
  * Runs ripgrep (`rgArgs`, its output in `listing`) and, beside it, GNU find (`findArgs`, its output
- * in `directories`) from one shell: one process from here (a process costs this one a fork of all
- * its memory; the shell's own are cheap). Resolves with find's exit code, or -1 when none ran.
+ * in `directories`) from one shell, which then waits to restat (startListingShell): one process
+ * from here. Its `listed` is find's exit code, or -1 when none ran.
  */
 export function runBoth(
   rgArgs: readonly string[],
   listing: string,
   findArgs: readonly string[] | undefined,
   directories: string,
-): Promise<number> {
+): ListingShell {
   const rg = `rg ${rgArgs.map(shellWord).join(' ')} > ${shellWord(listing)}`;
-  const script =
+  const both =
     findArgs === undefined
-      ? `${rg}; exit 255`
+      ? `${rg}; (exit 255)`
       : `find ${findArgs.map(shellWord).join(' ')} > ${shellWord(directories)} & ${rg}; wait $!`;
-  return new Promise((resolve) => {
-    try {
-      const child = spawn('/bin/sh', ['-c', script], { stdio: 'ignore' });
-      child.once('error', () => resolve(-1));
-      child.once('close', (code) => resolve(code === 255 ? -1 : (code ?? -1)));
-    } catch {
-      resolve(-1);
-    }
-  });
+  const shell = startListingShell(both);
+  return { ...shell, listed: shell.listed.then((code) => (code === 255 || Number.isNaN(code) ? -1 : code)) };
 }
 
 /** `file`'s content, then `file` removed; '' when unreadable. */
@@ -64,19 +150,54 @@ export function takeFile(file: string): string {
 export function findRecordsOf(text: string): { dirs: Map<string, DirIdentity>; links: string[] } {
   const dirs = new Map<string, DirIdentity>();
   const links: string[] = [];
-  for (const record of text.split('\0')) {
-    if (record.startsWith('l ')) {
-      links.push(record.slice(2));
+  // By hand, not a pattern: this runs once per exec on every directory, before V8 has optimised anything.
+  for (let at = 0, end = 0; at < text.length; at = end + 1) {
+    end = text.indexOf('\0', at);
+    if (end === -1) end = text.length;
+    if (text.startsWith('l ', at)) {
+      links.push(text.slice(at + 2, end));
       continue;
     }
-    const match = /^d (\d+) (\d+) (\d+)\.(\d+) (.+)$/s.exec(record);
-    if (match === null) continue;
-    const [, device = '', inode = '', seconds = '', fraction = '', path = ''] = match;
-    const ns = BigInt(seconds) * 1_000_000_000n + BigInt(fraction.padEnd(9, '0').slice(0, 9));
-    dirs.set(path, `${device} ${inode} ${ns}`);
+    if (!text.startsWith('d ', at)) continue;
+    const device = text.indexOf(' ', at + 2);
+    const inode = text.indexOf(' ', device + 1);
+    const ctime = text.indexOf(' ', inode + 1);
+    const dot = text.indexOf('.', inode + 1);
+    if (device === -1 || inode === -1 || ctime === -1 || ctime + 1 >= end || dot === -1 || dot > ctime) continue;
+    const digits = [at + 2, device, device + 1, inode, inode + 1, dot, dot + 1, ctime];
+    if (!isDigits(text, digits)) continue;
+    // seconds × 10⁹ + nanoseconds, as decimal digits: the first nine of the fraction after the seconds.
+    const ns = `${text.slice(inode + 1, dot)}${text
+      .slice(dot + 1, ctime)
+      .padEnd(9, '0')
+      .slice(0, 9)}`;
+    dirs.set(
+      text.slice(ctime + 1, end),
+      `${text.slice(at + 2, device)} ${text.slice(device + 1, inode)} ${trimZeros(ns)}`,
+    );
   }
   return { dirs, links };
 }
+
+/** Whether each range [from, to) of `text` in `ranges` (pairs of offsets) is one or more ASCII digits. */
+function isDigits(text: string, ranges: readonly number[]): boolean {
+  for (let pair = 0; pair < ranges.length; pair += 2) {
+    const [from = 0, to = 0] = [ranges[pair], ranges[pair + 1]];
+    if (from >= to) return false;
+    for (let i = from; i < to; i += 1) {
+      const code = text.charCodeAt(i);
+      if (code < 48 || code > 57) return false;
+    }
+  }
+  return true;
+}
+
+/** Decimal digits without leading zeros ('0' stays), as BigInt would print them. */
+const trimZeros = (digits: string): string => {
+  let at = 0;
+  while (at < digits.length - 1 && digits.charCodeAt(at) === 48) at += 1;
+  return digits.slice(at);
+};
 
 /** find's test and output for a directory's record (findRecordsOf reads it). */
 const DIR_RECORD = ['-type', 'd', '-printf', 'd %D %i %C@ %p\\0'];
@@ -98,33 +219,29 @@ export const findArgsFor = (roots: readonly string[]): string[] => [
 ];
 
 /**
- * The identity of each of `dirs` as it is now, from one GNU find in the background (its list of
- * paths in a file in `workDir`, removed once read): a path that is no directory now has none.
- * Resolves undefined where find cannot (not GNU find, or it failed). Never rejects.
+ * The identity of each of `dirs` as it is now (`identities`), from GNU find in a listing shell
+ * (`shell`, which can restat them again later): a path that is no directory now has none.
+ * `identities` resolves undefined where find cannot (not GNU find, or it failed). Never throws.
  */
-export function identitiesNow(dirs: readonly string[], workDir: string): Promise<Map<string, DirIdentity> | undefined> {
+export function identitiesNow(
+  dirs: readonly string[],
+  workDir: string,
+): { identities: Promise<Map<string, DirIdentity> | undefined>; shell: ListingShell } {
   const list = join(workDir, 'index-dirs.list');
   const out = join(workDir, 'index-dirs.found');
   try {
     writeFileSync(list, dirs.map((dir) => `${dir}\0`).join(''), { mode: 0o600 });
   } catch {
-    return Promise.resolve(undefined);
+    // find then answers nothing: identities resolves undefined.
   }
-  const script = `find -files0-from ${shellWord(list)} -maxdepth 0 ${DIR_RECORD.map(shellWord).join(' ')} > ${shellWord(out)} 2>/dev/null; exit 0`;
-  return new Promise((resolve) => {
-    const done = (isRun: boolean) => {
-      const text = isRun ? takeFile(out) : '';
-      rmSync(list, { force: true });
-      rmSync(out, { force: true });
-      // An empty answer for a tree that exists is a find that cannot (-files0-from is GNU find 4.9's).
-      resolve(text === '' && dirs.length > 0 ? undefined : findRecordsOf(text).dirs);
-    };
-    try {
-      const child = spawn('/bin/sh', ['-c', script], { stdio: 'ignore' });
-      child.once('error', () => done(false));
-      child.once('close', () => done(true));
-    } catch {
-      done(false);
-    }
+  const shell = startListingShell(
+    `find -files0-from ${shellWord(list)} -maxdepth 0 ${DIR_RECORD.map(shellWord).join(' ')} > ${shellWord(out)} 2>/dev/null`,
+  );
+  const identities = shell.listed.then((code) => {
+    const text = code === -1 ? '' : takeFile(out);
+    rmSync(list, { force: true });
+    rmSync(out, { force: true });
+    return text === '' && dirs.length > 0 ? undefined : findRecordsOf(text).dirs;
   });
+  return { identities, shell };
 }

@@ -300,7 +300,7 @@ describe('nothing left behind by a killed run', () => {
     }
   }, 60_000);
 
-  it('kill -9 of mmauth: within 5 s no socat, bwrap or program of the run runs, its placeholders and temp dir are gone, and what the child planted to run later (a new .git/commondir, a .git file) is moved aside; a placeholder an older run left is removed by the next run', async () => {
+  it('kill -9 of mmauth: within 5 s no socat, bwrap, find or program of the run runs, its placeholders and temp dir are gone, and what the child planted to run later (a new .git/commondir, a .git file) is moved aside; a placeholder an older run left is removed by the next run', async () => {
     const { env } = await fileLogin();
     const cwd = makeScratchDir('victim-killed-', 0o755);
     expect(spawnSync('git', ['init', '-q', cwd]).status).toBe(0);
@@ -319,6 +319,10 @@ describe('nothing left behind by a killed run', () => {
     const mmauthPid = running.child.pid ?? 0;
     const helpers = [...childrenNamed(mmauthPid, 'socat'), ...childrenNamed(mmauthPid, 'bwrap')];
     expect(helpers.length, 'the engine runs bwrap and socat for the run').toBeGreaterThan(1);
+    // The scan's shell, become a find that waits on its stdin to restat for the review: it ends with mmauth too.
+    const restat = childrenNamed(mmauthPid, 'find');
+    expect(restat, 'the scan leaves one find waiting for the review').toHaveLength(1);
+    helpers.push(...restat);
     running.child.kill('SIGKILL');
     await until(() => helpers.every((pid) => !isAlive(pid)), 5_000, 'every process of the run ended', 100);
     const tmpDir = readFileSync(join(cwd, 'tmpdir.txt'), 'utf8').trim();

@@ -26,7 +26,7 @@ import {
   type ScanIndex,
 } from '../../../src/exec/scan-index.js';
 import { isListed } from '../../../src/exec/runs-later.js';
-import { identitiesNow } from '../../../src/exec/scan-listing.js';
+import { findRecordsOf, identitiesNow } from '../../../src/exec/scan-listing.js';
 import { makeScratchDir } from '../../support/cli.js';
 
 /** A tree: root/a/Makefile, root/a/x.ts, root/b/c/.mcp.json, root/b/y.ts. */
@@ -70,6 +70,20 @@ describe('refreshIndex', () => {
     );
   });
 
+  it.each([
+    ['a file the scan does not list, added', (root: string) => writeFileSync(join(root, 'a', 'z.ts'), ''), false],
+    ['a listed file, added', (root: string) => writeFileSync(join(root, 'b', '.envrc'), ''), true],
+    ['a listed file, removed', (root: string) => rmSync(join(root, 'a', 'Makefile')), true],
+    ['a directory, added', (root: string) => mkdirSync(join(root, 'b', 'd')), true],
+    ['a directory, removed', (root: string) => rmSync(join(root, 'b', 'c'), { recursive: true }), true],
+  ])('says whether the tree was reshaped or only identities changed: %s', (_, change, isReshaped) => {
+    const { root, index } = tree();
+    change(root);
+    const fresh = refreshIndex(index, isListed);
+    expect(fresh?.reread).toBeGreaterThan(0);
+    expect(fresh?.isReshaped).toBe(isReshaped);
+  });
+
   it('a directory renamed within the tree is read whole at its new path (its entries there are new)', () => {
     const { root, index } = tree();
     renameSync(join(root, 'b'), join(root, 'moved'));
@@ -77,16 +91,44 @@ describe('refreshIndex', () => {
     expect(listedOf(fresh)).toEqual([join(root, 'a', 'Makefile'), join(root, 'moved', 'c', '.mcp.json')]);
   });
 
-  it("find's identities (one process beside exec) are Node's own, and a directory missing from them counts as gone", async () => {
+  it("find's identities (one process beside exec, then again from the same shell) are Node's own, and a directory missing from them counts as gone", async () => {
     const { root, index } = tree();
     const dirs = [...index.dirs.keys(), join(root, 'not-there')];
-    const now = await identitiesNow(dirs, makeScratchDir('scan-work-'));
+    const { identities, shell } = identitiesNow(dirs, makeScratchDir('scan-work-'));
+    const now = await identities;
     expect(now).toEqual(new Map([...index.dirs.keys()].map((dir) => [dir, dirIdentity(dir)])));
+    // The restat after the child: a directory changed meanwhile has its new identity, one removed has none.
+    writeFileSync(join(root, 'a', 'new-file'), '');
+    rmSync(join(root, 'b', 'c'), { recursive: true });
+    const again = await shell.restat(dirs);
+    expect(again).toEqual(new Map([root, join(root, 'a'), join(root, 'b')].map((dir) => [dir, dirIdentity(dir)])));
+    expect(again?.get(join(root, 'a'))).not.toBe(now?.get(join(root, 'a')));
+    expect(await shell.restat(dirs)).toBeUndefined();
     const without = new Map(now);
     without.delete(join(root, 'b', 'c'));
     expect(listedOf(refreshIndex(index, isListed, Number.POSITIVE_INFINITY, without))).toEqual([
       join(root, 'a', 'Makefile'),
     ]);
+  });
+
+  it("reads find's records as dirIdentity gives them: any path, a link, ctime digits past the ninth, malformed records skipped", () => {
+    const records = [
+      'd 65024 12 1795974774.8783454700 /p/with space\nand newline',
+      'l /p/a link',
+      'd 7 8 0.0000000010 /p/zero',
+      'd 7 8 5.5 /p/short fraction',
+      'd x 8 1.0 /p/bad device',
+      'd 7 8 1.0',
+      'd 7 8 1 /p/no fraction',
+    ];
+    expect(findRecordsOf(`${records.join('\0')}\0`)).toEqual({
+      dirs: new Map([
+        ['/p/with space\nand newline', '65024 12 1795974774878345470'],
+        ['/p/zero', '7 8 1'],
+        ['/p/short fraction', '7 8 5500000000'],
+      ]),
+      links: ['/p/a link'],
+    });
   });
 
   it('gives up (undefined) past its budget of entries, so the scan lists every file instead', () => {
