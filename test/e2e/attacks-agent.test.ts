@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { BIN, agentSocketPath, doorkeeperAgent, farSideEnv, hostProfiles, startAgent } from '../support/agent.js';
-import { runCli, REMOVE_TREE } from '../support/cli.js';
+import { makeScratchDir, runCli, REMOVE_TREE } from '../support/cli.js';
 import { signalPid } from '../support/signal.js';
 import { runCommand } from '../support/run-command.js';
 import { refreshGrants, startTestEmulator } from '../support/emulator.js';
@@ -163,7 +163,7 @@ describe.runIf(isRoot)('A5: a socket another user bound (the attacker is uid 655
     const remote = join(far, 'mmauth-me.sock');
     const recorder = await startRecorder();
     const fake = await startFakeAgent(remote, recorder.baseUrl, 1, OTHER_UID);
-    const home = mkdtempSync(join(tmpdir(), 'mmauth-far-home-'));
+    const home = makeScratchDir('mmauth-far-home-');
     onTestFinished(() => rmSync(home, REMOVE_TREE));
     writeFileSync(join(home, 'plan.txt'), 'the secret plan');
     const mmauth = `${process.execPath} ${BIN}`;

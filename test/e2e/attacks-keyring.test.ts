@@ -4,11 +4,10 @@
  * sandboxed tool that writes files but cannot reach the keyring). Real addon, private dbus-daemon
  * and the suite's own Secret Service; a capture server proves what was not sent.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { HEADLESS_BROWSER, makeConfigDir, runCli, REMOVE_TREE } from '../support/cli.js';
+import { HEADLESS_BROWSER, makeConfigDir, makeScratchDir, runCli, REMOVE_TREE } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
 import { startListeningFixture } from '../support/listening-fixture.js';
 import { useSecretService } from '../support/secret-service.js';
@@ -123,7 +122,7 @@ describe('attacks with write access to the config file', () => {
 
   it('14: logout --local-only in a copy of the config directory never breaks the original', async () => {
     const { configDir, env } = await keyringProfiles();
-    const copy = join(mkdtempSync(join(tmpdir(), 'mmauth-copy-')), 'config');
+    const copy = join(makeScratchDir('mmauth-copy-'), 'config');
     onTestFinished(() => rmSync(copy, REMOVE_TREE));
     cpSync(configDir, copy, { recursive: true });
     for (const profile of ['work', 'ci']) {

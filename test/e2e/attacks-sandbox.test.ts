@@ -6,8 +6,7 @@
  * anything runs). Under --sandbox --proxy, curl and Python's urllib still reach the API.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, symlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { HEADLESS_BROWSER, makeConfigDir, makeScratchDir, runCli } from '../support/cli.js';
@@ -153,7 +152,7 @@ describe('exec --sandbox against a hostile child', () => {
     'without %s on PATH, --sandbox is sandbox_unavailable (exit 2, one error document under --json) naming the package %s, and runs nothing',
     async (program, pkg) => {
       const { env } = await keyringLogin('file');
-      const marker = join(mkdtempSync(join(tmpdir(), 'victim-marker-')), 'ran');
+      const marker = join(makeScratchDir('victim-marker-'), 'ran');
       const bin = pathWithout(program);
       const result = await runCli(['exec', '--sandbox', '--', '/usr/bin/touch', marker], {
         env: { ...env, PATH: bin },
@@ -201,7 +200,7 @@ describe('doctor and --sandbox', () => {
       return ((JSON.parse(result.stdout) as Json).checks as Json[]).find((c) => c.name === 'sandbox');
     };
     expect(await check(process.env.PATH ?? '')).toMatchObject({ status: 'ok' });
-    const missing = await check(mkdtempSync(join(tmpdir(), 'mmauth-empty-path-')));
+    const missing = await check(makeScratchDir('mmauth-empty-path-'));
     expect(missing).toMatchObject({ status: 'warn' });
     expect(missing?.detail).toContain('bwrap (package bubblewrap)');
     expect(missing?.fix).toContain('apt install bubblewrap');

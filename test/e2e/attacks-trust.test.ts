@@ -6,7 +6,7 @@
 import { rawGet } from '../support/raw-get.js';
 import { signalPid } from '../support/signal.js';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { makeConfigDir, runCli } from '../support/cli.js';
+import { makeConfigDir, makeScratchDir, runCli } from '../support/cli.js';
 import { startTestEmulator } from '../support/emulator.js';
 import { json, startHostileServer } from '../support/hostile-server.js';
 import { startListeningFixture } from '../support/listening-fixture.js';
@@ -280,14 +280,13 @@ describe('secrets are redacted in everything mmauth prints, not only in the trac
 
 describe('the store: a planted file', () => {
   it('10: a config.json.lock.pid planted as a link is never written through; its target is untouched', async () => {
-    const { mkdtempSync, readFileSync, symlinkSync, writeFileSync } = await import('node:fs');
+    const { readFileSync, symlinkSync, writeFileSync } = await import('node:fs');
     const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
     const emulator = await startTestEmulator();
     const configDir = makeConfigDir();
     const env = emulator.env(configDir, { MMAUTH_CREDENTIAL_STORE: 'file' });
     expect((await runCli(['client-credentials'], { env })).code).toBe(0);
-    const victim = join(mkdtempSync(join(tmpdir(), 'mmauth-victim-')), 'precious');
+    const victim = join(makeScratchDir('mmauth-victim-'), 'precious');
     writeFileSync(victim, 'precious contents');
     symlinkSync(victim, join(configDir, 'config.json.lock.pid'));
     const result = await runCli(['client-credentials', '--replace'], { env });
@@ -343,10 +342,9 @@ describe('another local user reads process arguments (2)', () => {
    * writes its pid, so the test can play the other user: read /proc/PID/cmdline, race the start address.
    */
   async function sleepingBrowser(): Promise<{ command: string; pidFile: string }> {
-    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { writeFileSync } = await import('node:fs');
     const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const dir = mkdtempSync(join(tmpdir(), 'mmauth-browser-'));
+    const dir = makeScratchDir('mmauth-browser-');
     const pidFile = join(dir, 'pid');
     const script = join(dir, 'browser.cjs');
     writeFileSync(

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { makeScratchDir, runCli } from '../support/cli.js';
 
 const COMMANDS = [
   'login',
@@ -76,11 +76,10 @@ describe('mmauth completion', () => {
   });
 
   it('bash: --profile and profile use|set|rename|remove complete the profile names from the config file', async () => {
-    const { mkdtempSync, writeFileSync, chmodSync, mkdirSync } = await import('node:fs');
+    const { writeFileSync, chmodSync, mkdirSync } = await import('node:fs');
     const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
     const { BIN } = await import('../support/cli.js');
-    const dir = mkdtempSync(join(tmpdir(), 'mmauth-completion-'));
+    const dir = makeScratchDir('mmauth-completion-');
     const configDir = join(dir, 'config');
     mkdirSync(configDir, { mode: 0o700 });
     writeFileSync(join(configDir, 'config.json'), JSON.stringify({ profiles: { work: {}, ci: {} } }), { mode: 0o600 });

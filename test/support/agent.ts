@@ -1,16 +1,13 @@
-import { chmodSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { BIN, HEADLESS_BROWSER, makeConfigDir, runCli, startCli, type RunningCli } from './cli.js';
+import { BIN, HEADLESS_BROWSER, makeConfigDir, makeScratchDir, runCli, startCli, type RunningCli } from './cli.js';
 import { startDoorkeeper, type DoorkeeperOptions } from './doorkeeper.js';
 import type { TestEmulator } from './emulator.js';
 
 /** A short socket path of the test's own (Unix sockets allow about 100 bytes), in a private directory. */
 export function agentSocketPath(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mmauth-agent-'));
-  chmodSync(dir, 0o700);
-  return join(dir, 'agent.sock');
+  return join(makeScratchDir('mmauth-agent-', 0o700), 'agent.sock');
 }
 
 /**
@@ -46,7 +43,7 @@ export async function startAgent(
 
 /** An environment with nothing of the host's grant: an empty config directory, another HOME, the agent's socket. */
 export function farSideEnv(socket: string): Record<string, string> {
-  const home = mkdtempSync(join(tmpdir(), 'mmauth-far-home-'));
+  const home = makeScratchDir('mmauth-far-home-');
   const configDir = join(home, 'config');
   mkdirSync(configDir, { mode: 0o700 });
   return { MMAUTH_AGENT_SOCK: socket, MMAUTH_CONFIG_DIR: configDir, HOME: home };

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +33,7 @@ const freePort = () =>
  */
 export async function startTestSshd(options: { bindUnlink?: boolean } = {}): Promise<TestSshd> {
   const dir = mkdtempSync(join(tmpdir(), 'mmauth-sshd-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
   const key = (name: string) => execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, name)]);
   key('host_key');
   key('user_key');
