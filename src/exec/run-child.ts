@@ -71,9 +71,19 @@ async function runOnce(
     sandbox === undefined || engine === undefined
       ? undefined
       : await engine.startSandboxed(sandbox, [program, ...args], env, process.cwd());
-  // Housekeeping once the sandboxed program has started, while it runs (off the start's path).
-  void sandboxed?.started.then((isStarted) => {
-    if (isStarted) run?.whileRunning();
+  // Housekeeping once the sandboxed program has run a while, or as it ends, never while it starts:
+  // its file system work would slow the sandbox's own set-up (its bridges) on a machine of two cores.
+  let isStarted = false;
+  let isHousekept = false;
+  const housekeep = () => {
+    if (!isStarted || isHousekept) return;
+    isHousekept = true;
+    run?.housekeep();
+  };
+  let housekeepingTimer: NodeJS.Timeout | undefined;
+  void sandboxed?.started.then((started) => {
+    isStarted = started;
+    if (started) housekeepingTimer = setTimeout(housekeep, WATCHDOG_DELAY_MS);
   });
   // While the child runs, signals are its: the process's own Ctrl-C handling steps aside.
   const saved = process.listeners('SIGINT');
@@ -118,9 +128,12 @@ async function runOnce(
       return code;
     });
   } finally {
-    // The review's restat runs beside this process while the engine's helpers exit.
+    clearTimeout(housekeepingTimer);
+    const finished = sandboxed?.finish();
+    // The review's restat and the housekeeping run while the engine's helpers exit.
     run?.childExited();
-    await sandboxed?.finish();
+    housekeep();
+    await finished;
     clearTimeout(watchdogTimer);
     watchdog?.release();
     for (const remove of forwarders) remove();

