@@ -114,8 +114,9 @@ async function runOnce(
         sandbox === undefined ? {} : sandboxExtras(sandbox, sandboxed?.engineDir, run?.watchdogReview()),
       );
   }, WATCHDOG_DELAY_MS);
+  let isEnded = false;
   try {
-    return await new Promise<number>((resolve) => {
+    const code = await new Promise<number>((resolve) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
         const isMissing = error.code === 'ENOENT';
         onError(`cannot run ${program}: ${isMissing ? 'command not found' : error.message}`);
@@ -127,13 +128,17 @@ async function runOnce(
       if (sandboxed !== undefined && !(await sandboxed.started)) throw engine?.sandboxFailed(code);
       return code;
     });
+    isEnded = true;
+    return code;
   } finally {
     clearTimeout(housekeepingTimer);
     const finished = sandboxed?.finish();
     // The review's restat and the housekeeping run while the engine's helpers exit.
     run?.childExited();
     housekeep();
-    await finished;
+    // A run that ended waits for none of the engine's helpers to go (they were told to, and end with
+    // this process); a sandbox that could not set up waits, since runChild may set it up again.
+    if (!isEnded) await finished;
     clearTimeout(watchdogTimer);
     watchdog?.release();
     for (const remove of forwarders) remove();

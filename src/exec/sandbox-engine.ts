@@ -116,7 +116,11 @@ export interface SandboxedChild {
   signal(signal: NodeJS.Signals): void;
   /** The run's private directory of the engine's sockets and mount sources (removed by finish()). */
   engineDir: string;
-  /** Stops the engine's proxies and removes engineDir; call once the child has exited. Never throws. */
+  /**
+   * Once the child has exited: removes the engine's placeholders and engineDir at once, and stops the
+   * engine's proxies and helpers; resolves once they are gone (a caller that sets the engine up again
+   * in this process waits for it). Never rejects.
+   */
   finish(): Promise<void>;
 }
 
@@ -205,7 +209,19 @@ export async function startSandboxed(
       }
     },
     engineDir,
-    finish: () => engine.reset().then(removeEngineDir, removeEngineDir),
+    finish: () => {
+      // As the engine's own CLI ends a run: the placeholders removed at once (its documented clean-up
+      // after a command), its helpers told to stop (reset's first steps: SIGTERM to its socat
+      // bridges, which end on it) and its directory removed, without waiting for them to go.
+      try {
+        engine.cleanupAfterCommand();
+      } catch {
+        // reset() below tries again.
+      }
+      const resetting = engine.reset().catch(() => undefined);
+      removeEngineDir();
+      return resetting;
+    },
   };
 }
 
