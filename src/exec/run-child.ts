@@ -31,8 +31,8 @@ const FORWARDED = [
  * clean-up (and moves aside what a sandboxed child planted: `sandbox.watchdogReview`). Resolves with
  * its exit code, 128 + n for signal n, or, as `env` and shells do, 127 for a command that cannot be
  * found and 126 for one that cannot be run (said through `onError`). A sandbox that could not set up
- * because a directory its policy hides went away meanwhile (another run's, ended) is set up once
- * more with the policy made again. Throws `sandbox_unavailable` when the sandbox could not be set
+ * because a directory its policy hides went away meanwhile (another run's, ended) is set up again
+ * with the policy made again, at most SETUP_ATTEMPTS times in all. Throws `sandbox_unavailable` when the sandbox could not be set
  * up (nothing ran).
  */
 export async function runChild(
@@ -43,17 +43,22 @@ export async function runChild(
   privateDir: string,
   sandbox?: SandboxRun,
 ): Promise<number> {
-  try {
-    return await runOnce(program, args, env, onError, privateDir, sandbox, sandbox?.policy);
-  } catch (error) {
-    const isSetupFailure = isMmauthError(error) && error.details.reason === 'setup_failed';
-    if (sandbox === undefined || !isSetupFailure || sandbox.policy.denyRead.every((path) => existsSync(path))) {
-      throw error;
+  let policy = sandbox?.policy;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await runOnce(program, args, env, onError, privateDir, sandbox, policy);
+    } catch (error) {
+      const isSetupFailure = isMmauthError(error) && error.details.reason === 'setup_failed';
+      const isGone = policy !== undefined && !policy.denyRead.every((path) => existsSync(path));
+      if (sandbox === undefined || !isSetupFailure || !isGone || attempt >= SETUP_ATTEMPTS) throw error;
+      onError('the sandbox is set up again: a directory it hides went away while it was being set up');
+      policy = await sandbox.rebuild();
     }
-    onError('the sandbox is set up again: a directory it hides went away while it was being set up');
-    return await runOnce(program, args, env, onError, privateDir, sandbox, await sandbox.rebuild());
   }
 }
+
+/** How many times a sandbox whose hidden directories keep going away (other runs ending) is set up at most. */
+const SETUP_ATTEMPTS = 3;
 
 /** runChild's one attempt, with `policy` (sandbox's, or the one made again). */
 async function runOnce(
@@ -133,8 +138,9 @@ async function runOnce(
   } finally {
     clearTimeout(housekeepingTimer);
     const finished = sandboxed?.finish();
-    // The review's restat and the housekeeping run while the engine's helpers exit.
-    run?.childExited();
+    // The review's restat and the housekeeping run while the engine's helpers exit (only once the
+    // program ran: a sandbox that could not set up is set up again, and its program reviewed then).
+    if (isStarted) run?.childExited();
     housekeep();
     // A run that ended waits for none of the engine's helpers to go (they were told to, and end with
     // this process); a sandbox that could not set up waits, since runChild may set it up again.

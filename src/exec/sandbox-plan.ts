@@ -117,6 +117,7 @@ export function prepareSandbox(
     if (isScanned) {
       background.end();
       background = scanInBackground(roots, tmpDir.path, indexFile);
+      restatting = undefined;
     }
     isScanned = true;
     const current = await background.scan;

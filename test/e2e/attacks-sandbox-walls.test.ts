@@ -11,7 +11,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { startAgent } from '../support/agent.js';
+import { agentSocketPath, startAgent } from '../support/agent.js';
 import { BIN, HEADLESS_BROWSER, makeConfigDir, makeScratchDir, runCli, startCli } from '../support/cli.js';
 import { startTestEmulator, type TestEmulator } from '../support/emulator.js';
 import { fileLogin } from '../support/file-login.js';
@@ -55,7 +55,8 @@ async function setScene(): Promise<Scene> {
   writeFileSync(join(home, '.bashrc'), "# the user's\n");
   writeFileSync(join(home, '.profile'), "# the user's\n");
   mkdirSync(join(home, '.local', 'bin'), { recursive: true });
-  const agentSocket = (await startAgent(env, ['--profile', 'default'])).socket;
+  // Where an agent started without XDG_RUNTIME_DIR listens: a mmauth-agent-* directory in the temporary directory.
+  const agentSocket = (await startAgent(env, ['--profile', 'default'], agentSocketPath('mmauth-agent-'))).socket;
   // Another exec, with a token endpoint, whose child tells us its variables.
   const otherVars = join(makeScratchDir('victim-other-', 0o755), 'env');
   startCli(

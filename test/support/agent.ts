@@ -5,9 +5,13 @@ import { BIN, HEADLESS_BROWSER, makeConfigDir, makeScratchDir, runCli, startCli,
 import { startDoorkeeper, type DoorkeeperOptions } from './doorkeeper.js';
 import type { TestEmulator } from './emulator.js';
 
-/** A short socket path of the test's own (Unix sockets allow about 100 bytes), in a private directory. */
-export function agentSocketPath(): string {
-  return join(makeScratchDir('mmauth-agent-', 0o700), 'agent.sock');
+/**
+ * A short socket path of the test's own (Unix sockets allow about 100 bytes), in a private directory
+ * removed when the test ends. Named `prefix`: not an agent's own `mmauth-agent-*` unless asked, since
+ * every sandboxed run of the suite hides those, and one removed while it sets up makes it start again.
+ */
+export function agentSocketPath(prefix = 'mmauth-sock-'): string {
+  return join(makeScratchDir(prefix, 0o700), 'agent.sock');
 }
 
 /**
