@@ -32,8 +32,8 @@ const FORWARDED = [
  * its exit code, 128 + n for signal n, or, as `env` and shells do, 127 for a command that cannot be
  * found and 126 for one that cannot be run (said through `onError`). A sandbox that could not set up
  * because a directory its policy hides went away meanwhile (another run's, ended) is set up again
- * with the policy made again, at most SETUP_ATTEMPTS times in all. Throws `sandbox_unavailable` when the sandbox could not be set
- * up (nothing ran).
+ * with the policy made again, at most SETUP_ATTEMPTS times in all. Throws `sandbox_unavailable`
+ * when the sandbox could not be set up (nothing ran).
  */
 export async function runChild(
   program: string,
@@ -138,8 +138,8 @@ async function runOnce(
   } finally {
     clearTimeout(housekeepingTimer);
     const finished = sandboxed?.finish();
-    // The review's restat and the housekeeping run while the engine's helpers exit (only once the
-    // program ran: a sandbox that could not set up is set up again, and its program reviewed then).
+    // The review's restat starts beside this process (only once the program ran: a sandbox that
+    // could not set up is set up again, and its program reviewed then), and the housekeeping runs.
     if (isStarted) run?.childExited();
     housekeep();
     // A run that ended waits for none of the engine's helpers to go (they were told to, and end with

@@ -3,15 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { fingerprint, identityOf, isListed, isUnder, SCAN_GLOBS, scanOf, type RunsLaterScan } from './runs-later.js';
-import {
-  dirIdentity,
-  indexOf,
-  loadIndex,
-  refreshIndex,
-  saveIndex,
-  type DirIdentity,
-  type ScanIndex,
-} from './scan-index.js';
+import { indexOf, loadIndex, refreshIndex, saveIndex, type DirIdentity, type ScanIndex } from './scan-index.js';
 import {
   findArgsFor,
   findRecordsOf,
@@ -63,8 +55,9 @@ export interface BackgroundScan {
   scan: Promise<RunsLaterScan>;
   /**
    * Once the child has exited: the identities of the scan's index's directories as they are now
-   * (ListingShell.restat, beside this process: for reviewRunsLater's `identities`); undefined where
-   * they cannot be had so (the review then restats them itself). Never rejects.
+   * (ListingShell.restat, beside this process: for reviewRunsLater's `identities`), asked once
+   * however often called; undefined where they are not had so (the review then restats them
+   * itself). Never rejects.
    */
   restat(): Promise<ReadonlyMap<string, DirIdentity> | undefined>;
   /** Lets the shell go without a restat; idempotent. */
@@ -85,7 +78,7 @@ export function scanInBackground(roots: readonly string[], workDir: string, inde
   const readAtMs = Date.now();
   const { identities, shell } = identitiesNow([...saved.dirs.keys()], workDir);
   let instead: BackgroundScan | undefined;
-  const scan = identities.then((now) => {
+  const scan: Promise<RunsLaterScan> = identities.then((now) => {
     const index = refreshIndex(saved, isListed, INDEX_BUDGET, now);
     if (index !== undefined) return scanFromIndex(roots, index, readAtMs);
     shell.end();
@@ -95,9 +88,10 @@ export function scanInBackground(roots: readonly string[], workDir: string, inde
       source: `${listed.source ?? ''}: over ${INDEX_BUDGET} entries changed since the last run`,
     }));
   });
+  const fromIndex = { restat: restatOf(scan, shell) };
   return {
     scan,
-    restat: () => (instead === undefined ? restatOf(scan, shell) : instead.restat()),
+    restat: () => (instead ?? fromIndex).restat(),
     end: () => {
       shell.end();
       instead?.end();
@@ -105,26 +99,27 @@ export function scanInBackground(roots: readonly string[], workDir: string, inde
   };
 }
 
-/** The scan's index's directories restatted by `shell` (undefined for a scan without an index). */
+/**
+ * The scan's index's directories restatted by `shell`, once however often asked; undefined for a
+ * scan without an index, or one small enough that the review's own lstat (about 20 µs a directory)
+ * answers sooner than find, which waits its turn for a core: the review restats those itself.
+ */
 function restatOf(
   scan: Promise<RunsLaterScan>,
   shell: ListingShell,
-): Promise<ReadonlyMap<string, DirIdentity> | undefined> {
-  return scan.then((made) => {
-    const dirs = [...(made.index?.dirs.keys() ?? [])];
-    if (made.index !== undefined && dirs.length > IN_PROCESS_RESTAT) return shell.restat(dirs);
-    shell.end();
-    // A few directories are restatted here sooner than find answers (it waits its turn for a core).
-    return made.index === undefined ? undefined : new Map(dirs.flatMap((dir) => entryOf(dir, dirIdentity(dir))));
-  });
+): () => Promise<ReadonlyMap<string, DirIdentity> | undefined> {
+  let restatting: Promise<ReadonlyMap<string, DirIdentity> | undefined> | undefined;
+  return () =>
+    (restatting ??= scan.then((made) => {
+      const dirs = [...(made.index?.dirs.keys() ?? [])];
+      if (dirs.length > IN_PROCESS_RESTAT) return shell.restat(dirs);
+      shell.end();
+      return undefined;
+    }));
 }
 
-/** How many directories an index may hold for its restat to be made in this process (about 20 µs each) rather than by find. */
+/** How many directories an index may hold for the review to restat them itself rather than ask find. */
 const IN_PROCESS_RESTAT = 128;
-
-/** `[dir, identity]` as a list of one, or none for no identity. */
-const entryOf = (dir: string, identity: DirIdentity | undefined): Array<[string, DirIdentity]> =>
-  identity === undefined ? [] : [[dir, identity]];
 
 /** scanInBackground's first run in `roots`: every file listed by ripgrep, every directory by find. */
 function listEveryFile(roots: readonly string[], workDir: string): BackgroundScan {
@@ -148,7 +143,7 @@ function listEveryFile(roots: readonly string[], workDir: string): BackgroundSca
     const source = `every file listed (ripgrep, and find for the ${found.dirs.size} directories)`;
     return scanOf(roots, files, { index, readAtMs, source });
   });
-  return { scan, restat: () => restatOf(scan, shell), end: shell.end };
+  return { scan, restat: restatOf(scan, shell), end: shell.end };
 }
 
 /** What the child left that runs later, and what it changed that the user runs on purpose. */

@@ -7,7 +7,6 @@ import { enginePlaceholders, gitExcludingPlaceholders, removeLeftPlaceholders } 
 import { SCAN_GLOBS, type RunsLaterScan } from './runs-later.js';
 import { indexFileFor } from './scan-index.js';
 import { reviewRunsLater, scanInBackground, type RunsLaterReview } from './runs-later-changes.js';
-import type { DirIdentity } from './scan-index.js';
 import type { WatchdogReview } from './watchdog.js';
 import { createPrivateDir } from './token-file.js';
 import { runtimeDirs } from './runtime-dirs.js';
@@ -112,12 +111,10 @@ export function prepareSandbox(
   let isScanned = false;
   preloadEngine();
   let scan: RunsLaterScan | undefined;
-  let restatting: Promise<ReadonlyMap<string, DirIdentity> | undefined> | undefined;
   const policyFor = async (egressUrls: readonly string[], ownDirs: readonly string[]): Promise<SandboxPolicy> => {
     if (isScanned) {
       background.end();
       background = scanInBackground(roots, tmpDir.path, indexFile);
-      restatting = undefined;
     }
     isScanned = true;
     const current = await background.scan;
@@ -138,7 +135,8 @@ export function prepareSandbox(
     });
   };
   return {
-    review: async () => (scan === undefined ? undefined : reviewRunsLater(roots, scan, indexFile, await restatting)),
+    review: async () =>
+      scan === undefined ? undefined : reviewRunsLater(roots, scan, indexFile, await background.restat()),
     policyFor,
     runFor: async (egressUrls, ownDirs) => {
       const policy = await policyFor(egressUrls, ownDirs);
@@ -152,9 +150,7 @@ export function prepareSandbox(
           `sandbox policy: ${JSON.stringify(policy)}`,
           `sandbox: what runs later, from ${scan?.source ?? 'no scan'}`,
         ],
-        childExited: () => {
-          restatting ??= background.restat();
-        },
+        childExited: () => void background.restat(),
         housekeep: () =>
           removeDeadRuns(runtimeDirs(where.env).filter((dir) => !basename(dir).startsWith('mmauth-agent-'))),
         watchdogReview: () =>

@@ -90,13 +90,15 @@ export function startListingShell(listing: string): ListingShell {
       idle(shell, false);
       shell.stdin?.end(dirs.map((dir) => `${dir}\0`).join(''));
       return closed.then(() => {
-        const text = output.slice(output.indexOf('\n') + 1);
-        // An empty answer for a tree that exists is a find that cannot (-files0-from is GNU find 4.9's).
-        return text === '' && dirs.length > 0 ? undefined : findRecordsOf(text).dirs;
+        return identitiesIn(output.slice(output.indexOf('\n') + 1), dirs);
       });
     },
   };
 }
+
+/** find's answer `text` about `dirs`, read (findRecordsOf); undefined when empty for dirs (no GNU find 4.9: -files0-from). */
+const identitiesIn = (text: string, dirs: readonly string[]): Map<string, DirIdentity> | undefined =>
+  text === '' && dirs.length > 0 ? undefined : findRecordsOf(text).dirs;
 
 /** Whether `shell` alone keeps this process's event loop alive (not while it only waits). */
 function idle(shell: ChildProcess, isIdle: boolean): void {
@@ -241,7 +243,7 @@ export function identitiesNow(
     const text = code === -1 ? '' : takeFile(out);
     rmSync(list, { force: true });
     rmSync(out, { force: true });
-    return text === '' && dirs.length > 0 ? undefined : findRecordsOf(text).dirs;
+    return identitiesIn(text, dirs);
   });
   return { identities, shell };
 }
