@@ -39,7 +39,10 @@ const PACKAGES = {
   open: { from: './vendor/open.cjs', vendor: 'open', isDefaultOnly: true },
   '../emulator/emulator.js': { from: './emulator.cjs' },
   // exec --sandbox's engine (ESM, loaded by require() as Node 20.19+ allows): only that command loads it.
-  '@anthropic-ai/sandbox-runtime': { from: '@anthropic-ai/sandbox-runtime' },
+  // Its manager module, not the package's index (which adds config schemas mmauth never uses).
+  '@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-manager.js': {
+    from: '@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-manager.js',
+  },
 };
 
 rmSync(dist, { recursive: true, force: true });

@@ -43,7 +43,7 @@ export function assertEngineCanRun(env: NodeJS.ProcessEnv, platform: NodeJS.Plat
   throw unavailable(`${names} not on PATH`, 'missing', { packages: missing.map(([, pkg]) => pkg).join(' ') });
 }
 
-type Engine = typeof import('@anthropic-ai/sandbox-runtime').SandboxManager;
+type Engine = typeof import('@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-manager.js').SandboxManager;
 
 /** The engine once asked for (preloadEngine, startSandboxed). */
 let engineLoading: Promise<Engine> | undefined;
@@ -65,7 +65,10 @@ export function preloadEngine(): void {
  */
 async function loadEngine(): Promise<Engine> {
   try {
-    return (await import('@anthropic-ai/sandbox-runtime')).SandboxManager;
+    // The engine's manager module itself, not its package's index: the index adds the engine's config
+    // schemas (zod), which mmauth never uses (it hands the manager a config it builds), at about 25 ms
+    // of every sandboxed start. The package has no exports map and its version is pinned.
+    return (await import('@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-manager.js')).SandboxManager;
   } catch (error) {
     const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
     const isMissing = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';

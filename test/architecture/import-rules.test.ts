@@ -141,6 +141,14 @@ const ALLOWED_PACKAGES: Record<string, readonly string[]> = {
 /** Layers below the commands: they raise coded errors and leave exit codes and hints to the failure map. */
 const LOWER_LAYERS = ['agent', 'grant', 'oauth', 'http', 'loopback', 'store'];
 
+/** The npm package a bare specifier names: `@scope/name` or `name`, without a path into it. */
+function packageOf(specifier: string): string {
+  return specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
+}
+
 /** Whether `name` is a package only the command line may load. */
 function isCommandLinePackage(name: string): boolean {
   return COMMAND_LINE_PACKAGES.some((pattern) => (typeof pattern === 'string' ? pattern === name : pattern.test(name)));
@@ -246,7 +254,7 @@ describe('import rules (ARCHITECTURE.md)', () => {
     for (const file of files) {
       for (const specifier of importsOf(readFileSync(file, 'utf8'))) {
         if (specifier.startsWith('.') || specifier.startsWith('node:')) continue;
-        if (!(ALLOWED_PACKAGES[layerOf(file)] ?? []).includes(specifier)) {
+        if (!(ALLOWED_PACKAGES[layerOf(file)] ?? []).includes(packageOf(specifier))) {
           violations.push(`${relative(SRC, file)} → ${specifier}`);
         }
       }
