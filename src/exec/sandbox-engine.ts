@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { MmauthError } from '../errors.js';
 import type { SandboxPolicy } from './sandbox.js';
@@ -19,8 +19,19 @@ const LINUX_PROGRAMS: ReadonlyArray<readonly [program: string, debianPackage: st
   ['rg', 'ripgrep'],
 ];
 
-function onPath(env: NodeJS.ProcessEnv, program: string): boolean {
-  return (env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, program)));
+/** Where `program` is on env's PATH: the first directory's that holds an executable file of that name. */
+function onPath(env: NodeJS.ProcessEnv, program: string): string | undefined {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const path = join(dir, program);
+    try {
+      accessSync(path, constants.X_OK);
+      if (statSync(path).isFile()) return path;
+    } catch {
+      // Not here: the next directory.
+    }
+  }
+  return undefined;
 }
 
 function unavailable(message: string, reason: string, extra: Record<string, string> = {}): MmauthError {
@@ -37,10 +48,17 @@ function unavailable(message: string, reason: string, extra: Record<string, stri
 export function assertEngineCanRun(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): void {
   if (platform === 'darwin') return;
   if (platform !== 'linux') throw unavailable(`it runs on Linux and macOS, not ${platform}`, 'platform');
-  const missing = LINUX_PROGRAMS.filter(([program]) => !onPath(env, program));
+  const missing = LINUX_PROGRAMS.filter(([program]) => onPath(env, program) === undefined);
   if (missing.length === 0) return;
   const names = missing.map(([program, pkg]) => `${program} (package ${pkg})`).join(', ');
   throw unavailable(`${names} not on PATH`, 'missing', { packages: missing.map(([, pkg]) => pkg).join(' ') });
+}
+
+/** The engine's bwrapPath and socatPath: where env's PATH has them (undefined: the engine looks, and says what is missing). */
+function enginePrograms(env: NodeJS.ProcessEnv): { bwrapPath?: string; socatPath?: string } {
+  const bwrapPath = onPath(env, 'bwrap');
+  const socatPath = onPath(env, 'socat');
+  return { ...(bwrapPath === undefined ? {} : { bwrapPath }), ...(socatPath === undefined ? {} : { socatPath }) };
 }
 
 type Engine = typeof import('@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-manager.js').SandboxManager;
@@ -158,6 +176,9 @@ export async function startSandboxed(
   let argv: string[];
   try {
     await engine.initialize({
+      // Named, not looked up: the engine asks `which` (a process each, about 10 ms of this thread)
+      // for programs it is not given, and assertEngineCanRun has found them already.
+      ...(process.platform === 'linux' ? enginePrograms(env) : {}),
       network: { allowedDomains: policy.allowHosts, deniedDomains: [], strictAllowlist: true },
       filesystem: {
         denyRead: policy.denyRead,
