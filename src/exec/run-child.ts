@@ -137,10 +137,13 @@ async function runOnce(
     return code;
   } finally {
     clearTimeout(housekeepingTimer);
-    const finished = sandboxed?.finish();
     // The review's restat starts beside this process (only once the program ran: a sandbox that
-    // could not set up is set up again, and its program reviewed then), and the housekeeping runs.
+    // could not set up is set up again, and its program reviewed then) while this one ends the
+    // engine's run and keeps house. It may see the working directory's identity before the
+    // engine's placeholders go: the review reads that directory again in any case (the
+    // placeholders changed it), after they went.
     if (isStarted) run?.childExited();
+    const finished = sandboxed?.finish();
     housekeep();
     // A run that ended waits for none of the engine's helpers to go (they were told to, and end with
     // this process); a sandbox that could not set up waits, since runChild may set it up again.

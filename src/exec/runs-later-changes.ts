@@ -109,13 +109,17 @@ function restatOf(
   shell: ListingShell,
 ): () => Promise<ReadonlyMap<string, DirIdentity> | undefined> {
   let restatting: Promise<ReadonlyMap<string, DirIdentity> | undefined> | undefined;
-  return () =>
-    (restatting ??= scan.then((made) => {
-      const dirs = [...(made.index?.dirs.keys() ?? [])];
-      if (dirs.length > IN_PROCESS_RESTAT) return shell.restat(dirs);
-      shell.end();
-      return undefined;
-    }));
+  let made: RunsLaterScan | undefined;
+  void scan.then((settled) => (made = settled)).catch(() => undefined);
+  const restatFrom = (settled: RunsLaterScan) => {
+    const dirs = [...(settled.index?.dirs.keys() ?? [])];
+    if (dirs.length > IN_PROCESS_RESTAT) return shell.restat(dirs);
+    shell.end();
+    return Promise.resolve(undefined);
+  };
+  // Once the scan is made, find is asked at once, not a microtask later: the caller goes on with
+  // work of its own (the engine's run ended) while find answers on another core.
+  return () => (restatting ??= made === undefined ? scan.then(restatFrom) : restatFrom(made));
 }
 
 /** How many directories an index may hold for the review to restat them itself rather than ask find. */
