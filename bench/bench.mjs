@@ -170,25 +170,24 @@ function measure(commands, order) {
   });
 }
 
-/**
- * Alternates `a` and `b` (each {label, argv, env, input?}) for warm-up + pairs rounds and returns
- * the medians, the median pairwise ratio a/b and the peak RSS of each, warm-up runs left out.
- * Throws when a run fails, so that no figure is ever taken from an error path.
- */
-async function comparePair(name, a, b) {
-  const rounds = options.warmup + options.pairs;
-  const order = Array.from({ length: rounds * 2 }, (_, i) => i % 2);
-  const runs = await measure([a, b], order);
+/** Throws when a run failed (an exit code, or no output from a command that prints), naming it. */
+function assertRunsSucceeded(name, commands, runs) {
   for (const run of runs) {
-    const command = run.command === 0 ? a : b;
+    const command = commands[run.command];
     if (run.exit_code !== 0 || (run.stdout_bytes === 0 && command.isSilent !== true)) {
       throw new Error(`${name}: \`${command.label}\` exited ${run.exit_code} with ${run.stdout_bytes} bytes on stdout`);
     }
   }
-  const kept = runs.slice(options.warmup * 2);
+}
+
+/**
+ * The figures of `a` (command index `ia` in `kept`) against `b` (`ib`): the medians, the median
+ * ratio a/b of the runs taken in the same round, and the peak RSS of each.
+ */
+function summarise(name, a, b, kept, ia, ib) {
   const wall = (index) => kept.filter((run) => run.command === index).map((run) => run.wall_ms);
   const rss = (index) => kept.filter((run) => run.command === index).map((run) => run.max_rss_kib / 1024);
-  const [wallA, wallB] = [wall(0), wall(1)];
+  const [wallA, wallB] = [wall(ia), wall(ib)];
   const ratios = wallA.map((value, i) => value / wallB[i]);
   const result = {
     name,
@@ -198,12 +197,49 @@ async function comparePair(name, a, b) {
     aMedianMs: round(median(wallA)),
     bMedianMs: round(median(wallB)),
     medianRatio: round(median(ratios), 2),
-    aPeakRssMiB: round(Math.max(...rss(0))),
-    bPeakRssMiB: round(Math.max(...rss(1))),
-    aMedianRssMiB: round(median(rss(0))),
+    aPeakRssMiB: round(Math.max(...rss(ia))),
+    bPeakRssMiB: round(Math.max(...rss(ib))),
+    aMedianRssMiB: round(median(rss(ia))),
   };
   log(`  ${name}: ${result.a} ${result.aMedianMs} ms, ${result.b} ${result.bMedianMs} ms, ratio ${result.medianRatio}`);
   return result;
+}
+
+/**
+ * Alternates `a` and `b` (each {label, argv, env, input?}) for warm-up + pairs rounds and returns
+ * the medians, the median pairwise ratio a/b and the peak RSS of each, warm-up runs left out.
+ * Throws when a run fails, so that no figure is ever taken from an error path.
+ */
+async function comparePair(name, a, b) {
+  const rounds = options.warmup + options.pairs;
+  const order = Array.from({ length: rounds * 2 }, (_, i) => i % 2);
+  const runs = await measure([a, b], order);
+  assertRunsSucceeded(name, [a, b], runs);
+  return summarise(name, a, b, runs.slice(options.warmup * 2), 0, 1);
+}
+
+/**
+ * comparePair for several pairs ({name, a, b}) at once: every command of every pair runs once a
+ * round, in an order shuffled each round, for warm-up + pairs rounds. A figure taken across rows
+ * (the runs-later cost: one row's difference less another's) then carries no drift of the machine
+ * between rows measured minutes apart, which here moved one command's median by 60 ms.
+ */
+async function comparePairsInterleaved(pairs) {
+  const commands = pairs.flatMap(({ a, b }) => [a, b]);
+  const rounds = options.warmup + options.pairs;
+  const order = [];
+  for (let round = 0; round < rounds; round += 1) {
+    const shuffled = commands.map((_, index) => index);
+    for (let i = shuffled.length - 1; i > 0; i -= 1) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [shuffled[i], shuffled[j]] = [shuffled[j], shuffled[i]];
+    }
+    order.push(...shuffled);
+  }
+  const runs = await measure(commands, order);
+  assertRunsSucceeded(pairs.map(({ name }) => name).join(', '), commands, runs);
+  const kept = runs.slice(options.warmup * commands.length);
+  return pairs.map(({ name, a, b }, index) => summarise(name, a, b, kept, 2 * index, 2 * index + 1));
 }
 
 /** One autocannon load (10 connections): a 1 s warm-up, then 5 s measured; the figures kept. */
@@ -641,12 +677,21 @@ async function main() {
     // exec --sandbox against the engine's own floor: its CLI (srt) running `true` under the same
     // policy (written from mmauth's own plan), both from a working directory of their own.
     const sandboxRow = await sandboxPair(serverEnv);
-    if (sandboxRow !== undefined) results.push(await comparePair('sandboxVsEngine', ...sandboxRow));
     // The scan of what runs later (before the child) and the review (after): its cost on 50,000
-    // files, over the engine's own in the same directory (the engine searches the tree too).
+    // files, over the engine's own in the same directory (the engine searches the tree too). Both
+    // rows in the same rounds, since that cost is one row's difference less the other's.
     const treeRow =
       sandboxRow === undefined ? undefined : await sandboxPair(serverEnv, fiftyThousandFiles(), 'srt-50k.json');
-    if (treeRow !== undefined) results.push(await comparePair('sandbox50kVsEngine', ...treeRow));
+    if (sandboxRow !== undefined && treeRow !== undefined) {
+      results.push(
+        ...(await comparePairsInterleaved([
+          { name: 'sandboxVsEngine', a: sandboxRow[0], b: sandboxRow[1] },
+          { name: 'sandbox50kVsEngine', a: treeRow[0], b: treeRow[1] },
+        ])),
+      );
+    } else if (sandboxRow !== undefined) {
+      results.push(await comparePair('sandboxVsEngine', ...sandboxRow));
+    }
     // The same, each run a first one in the directory: no index of the last run's, every file listed.
     const coldRow =
       treeRow === undefined ? undefined : await sandboxPair(serverEnv, join(work, 'sandbox-50k'), 'srt-50k.json', true);
