@@ -224,9 +224,9 @@ async function comparePair(name, a, b) {
  * (the runs-later cost: one row's difference less another's) then carries no drift of the machine
  * between rows measured minutes apart, which here moved one command's median by 60 ms.
  */
-async function comparePairsInterleaved(pairs) {
+async function comparePairsInterleaved(pairs, measured = options.pairs) {
   const commands = pairs.flatMap(({ a, b }) => [a, b]);
-  const rounds = options.warmup + options.pairs;
+  const rounds = options.warmup + measured;
   const order = [];
   for (let round = 0; round < rounds; round += 1) {
     const shuffled = commands.map((_, index) => index);
@@ -239,7 +239,10 @@ async function comparePairsInterleaved(pairs) {
   const runs = await measure(commands, order);
   assertRunsSucceeded(pairs.map(({ name }) => name).join(', '), commands, runs);
   const kept = runs.slice(options.warmup * commands.length);
-  return pairs.map(({ name, a, b }, index) => summarise(name, a, b, kept, 2 * index, 2 * index + 1));
+  return pairs.map(({ name, a, b }, index) => ({
+    ...summarise(name, a, b, kept, 2 * index, 2 * index + 1),
+    pairs: measured,
+  }));
 }
 
 /** One autocannon load (10 connections): a 1 s warm-up, then 5 s measured; the figures kept. */
@@ -679,15 +682,20 @@ async function main() {
     const sandboxRow = await sandboxPair(serverEnv);
     // The scan of what runs later (before the child) and the review (after): its cost on 50,000
     // files, over the engine's own in the same directory (the engine searches the tree too). Both
-    // rows in the same rounds, since that cost is one row's difference less the other's.
+    // rows in the same rounds, since that cost is one row's difference less the other's, and three
+    // times the rounds of a row of its own: a difference of four medians, each of runs that vary
+    // by 10 to 20 ms here, moved by about 10 ms between benches of 20 rounds.
     const treeRow =
       sandboxRow === undefined ? undefined : await sandboxPair(serverEnv, fiftyThousandFiles(), 'srt-50k.json');
     if (sandboxRow !== undefined && treeRow !== undefined) {
       results.push(
-        ...(await comparePairsInterleaved([
-          { name: 'sandboxVsEngine', a: sandboxRow[0], b: sandboxRow[1] },
-          { name: 'sandbox50kVsEngine', a: treeRow[0], b: treeRow[1] },
-        ])),
+        ...(await comparePairsInterleaved(
+          [
+            { name: 'sandboxVsEngine', a: sandboxRow[0], b: sandboxRow[1] },
+            { name: 'sandbox50kVsEngine', a: treeRow[0], b: treeRow[1] },
+          ],
+          options.pairs * 3,
+        )),
       );
     } else if (sandboxRow !== undefined) {
       results.push(await comparePair('sandboxVsEngine', ...sandboxRow));
