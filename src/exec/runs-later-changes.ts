@@ -4,15 +4,8 @@ import { renameSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { fingerprint, identityOf, isListed, isUnder, SCAN_GLOBS, scanOf, type RunsLaterScan } from './runs-later.js';
 import { indexOf, loadIndex, refreshIndex, saveIndex, type DirIdentity, type ScanIndex } from './scan-index.js';
-import {
-  findArgsFor,
-  findRecordsOf,
-  identitiesNow,
-  ripgrepArgs,
-  runBoth,
-  takeFile,
-  type ListingShell,
-} from './scan-listing.js';
+import { findRecordsOf } from './find-records.js';
+import { findArgsFor, identitiesNow, ripgrepArgs, runBoth, takeFile, type ListingShell } from './scan-listing.js';
 
 /**
  * What the sandboxed child changed of what runs later (runs-later.ts): the scan before it, made

@@ -3,6 +3,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import type { DirIdentity } from './scan-index.js';
+import { type FindAnswer, identitiesIn, identitiesSince } from './find-records.js';
 import { shellWord } from '../util/shell-word.js';
 
 /**
@@ -35,7 +36,7 @@ export interface ListingShell {
    * no directory now has none. Resolves undefined where find cannot (not GNU find, it failed, the
    * shell is gone, or restat was asked before). Never rejects.
    */
-  restat(dirs: readonly string[]): Promise<Map<string, DirIdentity> | undefined>;
+  restat(dirs: readonly string[], since?: FindAnswer): Promise<Map<string, DirIdentity> | undefined>;
   /** Lets the shell go without a restat; idempotent. */
   end(): void;
 }
@@ -84,21 +85,18 @@ export function startListingShell(listing: string): ListingShell {
   return {
     listed,
     end,
-    restat: (dirs) => {
+    restat: (dirs, since) => {
       if (isAsked || shell === undefined) return Promise.resolve(undefined);
       isAsked = true;
       idle(shell, false);
-      shell.stdin?.end(dirs.map((dir) => `${dir}\0`).join(''));
+      shell.stdin?.end(since?.list ?? dirs.map((dir) => `${dir}\0`).join(''));
       return closed.then(() => {
-        return identitiesIn(output.slice(output.indexOf('\n') + 1), dirs);
+        const text = output.slice(output.indexOf('\n') + 1);
+        return since === undefined ? identitiesIn(text, dirs) : identitiesSince(text, dirs, since);
       });
     },
   };
 }
-
-/** find's answer `text` about `dirs`, read (findRecordsOf); undefined when empty for dirs (no GNU find 4.9: -files0-from). */
-const identitiesIn = (text: string, dirs: readonly string[]): Map<string, DirIdentity> | undefined =>
-  text === '' && dirs.length > 0 ? undefined : findRecordsOf(text).dirs;
 
 /** Whether `shell` alone keeps this process's event loop alive (not while it only waits). */
 function idle(shell: ChildProcess, isIdle: boolean): void {
@@ -144,42 +142,6 @@ export function takeFile(file: string): string {
   }
 }
 
-/**
- * find's records (`d DEVICE INODE CTIME PATH` for a directory, its ctime as seconds with nine or
- * more decimals; `l PATH` for a symbolic link, which ripgrep does not list): the directories'
- * identities as scan-index.ts's dirIdentity gives them, and the links.
- */
-export function findRecordsOf(text: string): { dirs: Map<string, DirIdentity>; links: string[] } {
-  const dirs = new Map<string, DirIdentity>();
-  const links: string[] = [];
-  // A record at a time, its fields by one pattern (native code, fast before V8 has optimised this
-  // function, which runs once per exec on every directory): about 2 ms for 512, against 6 to 10 by
-  // indexOf and a check per field.
-  for (const record of text.split('\0')) {
-    if (record.startsWith('l ')) {
-      links.push(record.slice(2));
-      continue;
-    }
-    const fields = DIR_FIELDS.exec(record);
-    if (fields === null || record.length === fields[0].length) continue;
-    // seconds × 10⁹ + nanoseconds, as decimal digits: the first nine of the fraction after the seconds.
-    const fraction = fields[4] ?? '';
-    const ns = `${fields[3] ?? ''}${fraction.length >= 9 ? fraction.slice(0, 9) : fraction + '000000000'.slice(fraction.length)}`;
-    dirs.set(record.slice(fields[0].length), `${fields[1] ?? ''} ${fields[2] ?? ''} ${trimZeros(ns)}`);
-  }
-  return { dirs, links };
-}
-
-/** A directory's record up to its path: `d DEVICE INODE SECONDS.FRACTION `. */
-const DIR_FIELDS = /^d (\d+) (\d+) (\d+)\.(\d+) /;
-
-/** Decimal digits without leading zeros ('0' stays), as BigInt would print them. */
-const trimZeros = (digits: string): string => {
-  let at = 0;
-  while (at < digits.length - 1 && digits.charCodeAt(at) === 48) at += 1;
-  return digits.slice(at);
-};
-
 /** find's test and output for a directory's record (findRecordsOf reads it). */
 const DIR_RECORD = ['-type', 'd', '-printf', 'd %D %i %C@ %p\\0'];
 
@@ -208,21 +170,30 @@ export function identitiesNow(
   dirs: readonly string[],
   workDir: string,
 ): { identities: Promise<Map<string, DirIdentity> | undefined>; shell: ListingShell } {
-  const list = join(workDir, 'index-dirs.list');
-  const out = join(workDir, 'index-dirs.found');
+  const [listFile, out] = [join(workDir, 'index-dirs.list'), join(workDir, 'index-dirs.found')];
+  const list = dirs.map((dir) => `${dir}\0`).join('');
   try {
-    writeFileSync(list, dirs.map((dir) => `${dir}\0`).join(''), { mode: 0o600 });
+    writeFileSync(listFile, list, { mode: 0o600 });
   } catch {
     // find then answers nothing: identities resolves undefined.
   }
   const shell = startListingShell(
-    `find -files0-from ${shellWord(list)} -maxdepth 0 ${DIR_RECORD.map(shellWord).join(' ')} > ${shellWord(out)} 2>/dev/null`,
+    `find -files0-from ${shellWord(listFile)} -maxdepth 0 ${DIR_RECORD.map(shellWord).join(' ')} > ${shellWord(out)} 2>/dev/null`,
   );
+  let first: FindAnswer | undefined;
   const identities = shell.listed.then((code) => {
     const text = code === -1 ? '' : takeFile(out);
-    rmSync(list, { force: true });
+    rmSync(listFile, { force: true });
     rmSync(out, { force: true });
-    return identitiesIn(text, dirs);
+    const found = identitiesIn(text, dirs);
+    if (found !== undefined) first = { list, text, identities: found };
+    return found;
   });
-  return { identities, shell };
+  // A restat of the same directories (the index not reshaped) sends the same list and reads only
+  // the records that changed since this answer.
+  const isSameDirs = (again: readonly string[]) =>
+    again.length === dirs.length && again.every((dir, i) => dir === dirs[i]);
+  const restat = (again: readonly string[]) =>
+    shell.restat(again, first !== undefined && isSameDirs(again) ? first : undefined);
+  return { identities, shell: { ...shell, restat } };
 }

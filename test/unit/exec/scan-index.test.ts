@@ -26,7 +26,8 @@ import {
   type ScanIndex,
 } from '../../../src/exec/scan-index.js';
 import { isListed } from '../../../src/exec/runs-later.js';
-import { findRecordsOf, identitiesNow } from '../../../src/exec/scan-listing.js';
+import { findRecordsOf, identitiesSince } from '../../../src/exec/find-records.js';
+import { identitiesNow } from '../../../src/exec/scan-listing.js';
 import { makeScratchDir } from '../../support/cli.js';
 
 /** A tree: root/a/Makefile, root/a/x.ts, root/b/c/.mcp.json, root/b/y.ts. */
@@ -109,6 +110,36 @@ describe('refreshIndex', () => {
     expect(listedOf(refreshIndex(index, isListed, Number.POSITIVE_INFINITY, without))).toEqual([
       join(root, 'a', 'Makefile'),
     ]);
+  });
+
+  it("a restat of the same directories reads only find's records that changed, and gives every identity as Node does", async () => {
+    const { root, index } = tree();
+    const dirs = [...index.dirs.keys()];
+    const { identities, shell } = identitiesNow(dirs, makeScratchDir('scan-work-'));
+    const now = await identities;
+    writeFileSync(join(root, 'a', 'new-file'), '');
+    rmSync(join(root, 'b', 'c'), { recursive: true });
+    mkdirSync(join(root, 'b', 'c'));
+    const again = await shell.restat([...dirs]);
+    expect(again).toEqual(new Map(dirs.map((dir) => [dir, dirIdentity(dir)])));
+    for (const dir of [join(root, 'a'), join(root, 'b', 'c')]) expect(again?.get(dir)).not.toBe(now?.get(dir));
+  });
+
+  it('an answer read against an earlier one: unchanged records kept, a changed one read, another count of records read whole', () => {
+    const records = ['d 1 2 3.4000000000 /p', 'd 1 5 3.4000000000 /p/a', 'd 1 6 3.4000000000 /p/b'];
+    const text = `${records.join('\0')}\0`;
+    const since = { list: '/p\0/p/a\0/p/b\0', text, identities: findRecordsOf(text).dirs };
+    const dirs = ['/p', '/p/a', '/p/b'];
+    expect(identitiesSince(text, dirs, since)).toEqual(since.identities);
+    const changed = text.replace('d 1 5 3.4000000000 /p/a', 'd 1 7 9.0000000010 /p/a');
+    expect(identitiesSince(changed, dirs, since)).toEqual(findRecordsOf(changed).dirs);
+    const fewer = `${[records[0], records[2]].join('\0')}\0`;
+    expect(identitiesSince(fewer, dirs, since)).toEqual(
+      new Map([
+        ['/p', '1 2 3400000000'],
+        ['/p/b', '1 6 3400000000'],
+      ]),
+    );
   });
 
   it("reads find's records as dirIdentity gives them: any path, a link, ctime digits past the ninth, malformed records skipped", () => {
