@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
-import { MmauthError } from '../errors.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { MmauthError } from '../errors.js';
+import { enginePrograms, sandboxUnavailable } from './engine-needs.js';
 import type { SandboxPolicy } from './sandbox.js';
 import { innerCommand, RUN_MARKER } from './sandbox-inner-command.js';
 
@@ -11,55 +12,6 @@ import { innerCommand, RUN_MARKER } from './sandbox-inner-command.js';
  * macOS), loaded only here, only by `exec --sandbox` and doctor. mmauth never patches its files;
  * what its API cannot say is done around it here (ARCHITECTURE.md, "The sandbox").
  */
-
-/** The programs the engine runs on Linux, from the system (never bundled or downloaded), with their Debian package. */
-const LINUX_PROGRAMS: ReadonlyArray<readonly [program: string, debianPackage: string]> = [
-  ['bwrap', 'bubblewrap'],
-  ['socat', 'socat'],
-  ['rg', 'ripgrep'],
-];
-
-/** Where `program` is on env's PATH: the first directory's that holds an executable file of that name. */
-function onPath(env: NodeJS.ProcessEnv, program: string): string | undefined {
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const path = join(dir, program);
-    try {
-      accessSync(path, constants.X_OK);
-      if (statSync(path).isFile()) return path;
-    } catch {
-      // Not here: the next directory.
-    }
-  }
-  return undefined;
-}
-
-function unavailable(message: string, reason: string, extra: Record<string, string> = {}): MmauthError {
-  return new MmauthError('sandbox_unavailable', `exec --sandbox cannot run the program: ${message}`, {
-    details: { reason, ...extra },
-  });
-}
-
-/**
- * Throws `sandbox_unavailable` (details.reason `platform`, or `missing` with details.packages) where
- * the engine cannot run: a platform other than Linux and macOS, or on Linux a program it needs
- * missing from PATH (bwrap, socat, rg), each named with its Debian package. Nothing has run then.
- */
-export function assertEngineCanRun(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): void {
-  if (platform === 'darwin') return;
-  if (platform !== 'linux') throw unavailable(`it runs on Linux and macOS, not ${platform}`, 'platform');
-  const missing = LINUX_PROGRAMS.filter(([program]) => onPath(env, program) === undefined);
-  if (missing.length === 0) return;
-  const names = missing.map(([program, pkg]) => `${program} (package ${pkg})`).join(', ');
-  throw unavailable(`${names} not on PATH`, 'missing', { packages: missing.map(([, pkg]) => pkg).join(' ') });
-}
-
-/** The engine's bwrapPath and socatPath: where env's PATH has them (undefined: the engine looks, and says what is missing). */
-function enginePrograms(env: NodeJS.ProcessEnv): { bwrapPath?: string; socatPath?: string } {
-  const bwrapPath = onPath(env, 'bwrap');
-  const socatPath = onPath(env, 'socat');
-  return { ...(bwrapPath === undefined ? {} : { bwrapPath }), ...(socatPath === undefined ? {} : { socatPath }) };
-}
 
 type Engine = typeof import('@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-manager.js').SandboxManager;
 
@@ -92,11 +44,11 @@ async function loadEngine(): Promise<Engine> {
     const isMissing = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
     const why = error instanceof Error ? error.message : String(error);
     throw isMissing
-      ? unavailable(
+      ? sandboxUnavailable(
           `the sandbox engine's package, @anthropic-ai/sandbox-runtime, is not installed (${why})`,
           'package_missing',
         )
-      : unavailable(`the sandbox engine does not load on Node ${process.versions.node} (${why})`, 'node');
+      : sandboxUnavailable(`the sandbox engine does not load on Node ${process.versions.node} (${why})`, 'node');
   }
 }
 
@@ -197,7 +149,7 @@ export async function startSandboxed(
   } catch (error) {
     await engine.reset().catch(() => undefined);
     removeEngineDir();
-    throw unavailable(
+    throw sandboxUnavailable(
       `the sandbox engine refused to set up (${error instanceof Error ? error.message : String(error)})`,
       'engine',
     );
@@ -251,7 +203,7 @@ export async function startSandboxed(
 
 /** The error for a sandbox that ended before the program started (no user namespaces, a mount refused). */
 export function sandboxFailed(code: number | null): MmauthError {
-  return unavailable(
+  return sandboxUnavailable(
     `the sandbox could not be set up (exit ${String(code)}; its message is above): the program did not run`,
     'setup_failed',
   );

@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { MmauthError } from '../errors.js';
-import { assertEngineCanRun, preloadEngine } from './sandbox-engine.js';
+import { assertEngineCanRun } from './engine-needs.js';
+import { preloadEngine } from './sandbox-engine.js';
 import { removeDeadRuns } from './dead-runs.js';
 import { enginePlaceholders, gitExcludingPlaceholders, removeLeftPlaceholders } from './engine-placeholders.js';
 import { SCAN_GLOBS, type RunsLaterScan } from './runs-later.js';
