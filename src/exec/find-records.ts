@@ -42,7 +42,7 @@ const trimZeros = (digits: string): string => {
   return digits.slice(at);
 };
 
-/** find's earlier answer about the same directories: the list it was given, its text, and that read. */
+/** find's answer about directories: the list it was given (NUL-separated), its text, and that read. */
 export interface FindAnswer {
   list: string;
   text: string;
@@ -50,16 +50,30 @@ export interface FindAnswer {
 }
 
 /**
- * identitiesIn, reading only the records that differ from `since`'s (the same directories, in the
- * same order: a record equal in its place is the same directory's, unchanged). As many records as
- * before means the same directories are there; else every record is read.
+ * identitiesIn, reading only the records that differ from `since`'s: an earlier answer about the
+ * same directories (`since.list` need not be given again), in the same order, whose `identities`
+ * are what its records say but where `isTrusted` says no (scan-index.ts's RACY). A record equal in
+ * its place is the same directory's, unchanged: its identity is `since`'s, if trusted, else read.
+ * Every directory answered then and now means the same directories are there, in `dirs`' order
+ * (find answers its list in order); else every record is read.
  */
-export function identitiesSince(text: string, dirs: readonly string[], since: FindAnswer) {
+export function identitiesSince(
+  text: string,
+  dirs: readonly string[],
+  since: Pick<FindAnswer, 'text' | 'identities'>,
+  isTrusted: (identity: DirIdentity) => boolean = () => true,
+): Map<string, DirIdentity> | undefined {
   const [now, before] = [text.split('\0'), since.text.split('\0')];
-  if (now.length !== before.length) return identitiesIn(text, dirs);
-  const identities = new Map(since.identities);
-  const changed = now.filter((record, i) => record !== before[i]);
-  for (const [dir, identity] of findRecordsOf(changed.join('\0')).dirs) identities.set(dir, identity);
+  // A NUL after each record: one more part than records. Each directory gives one record at most.
+  if (now.length !== before.length || before.length !== dirs.length + 1) return identitiesIn(text, dirs);
+  const identities = new Map<string, DirIdentity>();
+  const read: string[] = [];
+  dirs.forEach((dir, i) => {
+    const kept = now[i] === before[i] ? since.identities.get(dir) : undefined;
+    if (kept !== undefined && isTrusted(kept)) identities.set(dir, kept);
+    else read.push(now[i] ?? '');
+  });
+  for (const [dir, identity] of findRecordsOf(read.join('\0')).dirs) identities.set(dir, identity);
   return identities;
 }
 

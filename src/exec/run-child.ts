@@ -75,7 +75,7 @@ async function runOnce(
   const sandboxed =
     sandbox === undefined || engine === undefined
       ? undefined
-      : await engine.startSandboxed(sandbox, [program, ...args], env, process.cwd());
+      : await engine.startSandboxed(sandbox, [program, ...args], env, process.cwd(), run?.engineSetUp());
   // Housekeeping once the sandboxed program has run a while, or as it ends, never while it starts:
   // its file system work would slow the sandbox's own set-up (its bridges) on a machine of two cores.
   let isStarted = false;

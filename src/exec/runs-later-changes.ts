@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { fingerprint, identityOf, isListed, isUnder, SCAN_GLOBS, scanOf, type RunsLaterScan } from './runs-later.js';
-import { indexOf, loadIndex, refreshIndex, saveIndex, type DirIdentity, type ScanIndex } from './scan-index.js';
-import { findRecordsOf } from './find-records.js';
+import { indexOf, loadIndex, refreshIndex, saveIndex, type ScanIndex } from './scan-index.js';
+import { findRecordsOf, type FindAnswer } from './find-records.js';
 import { findArgsFor, identitiesNow, ripgrepArgs, runBoth, takeFile, type ListingShell } from './scan-listing.js';
 
 /**
@@ -47,12 +47,12 @@ export interface BackgroundScan {
   /** The scan, once made. Never rejects. */
   scan: Promise<RunsLaterScan>;
   /**
-   * Once the child has exited: the identities of the scan's index's directories as they are now
-   * (ListingShell.restat, beside this process: for reviewRunsLater's `identities`), asked once
-   * however often called; undefined where they are not had so (the review then restats them
-   * itself). Never rejects.
+   * Once the child has exited: find's answer about the scan's index's directories as they are now
+   * (ListingShell.restat, beside this process: for reviewRunsLater's `restatted`), asked once
+   * however often called; undefined where it is not had so (the review then restats them itself).
+   * Never rejects.
    */
-  restat(): Promise<ReadonlyMap<string, DirIdentity> | undefined>;
+  restat(): Promise<FindAnswer | undefined>;
   /** Lets the shell go without a restat; idempotent. */
   end(): void;
 }
@@ -69,7 +69,8 @@ export function scanInBackground(roots: readonly string[], workDir: string, inde
   const saved = indexFile === undefined ? undefined : loadIndex(indexFile, roots);
   if (saved === undefined) return listEveryFile(roots, workDir);
   const readAtMs = Date.now();
-  const { identities, shell } = identitiesNow([...saved.dirs.keys()], workDir);
+  const earlier = saved.found === undefined ? undefined : { text: saved.found, identities: saved.dirs };
+  const { identities, shell } = identitiesNow([...saved.dirs.keys()], workDir, earlier);
   let instead: BackgroundScan | undefined;
   const scan: Promise<RunsLaterScan> = identities.then((now) => {
     const index = refreshIndex(saved, isListed, INDEX_BUDGET, now);
@@ -97,11 +98,8 @@ export function scanInBackground(roots: readonly string[], workDir: string, inde
  * scan without an index, or one small enough that the review's own lstat (about 20 µs a directory)
  * answers sooner than find, which waits its turn for a core: the review restats those itself.
  */
-function restatOf(
-  scan: Promise<RunsLaterScan>,
-  shell: ListingShell,
-): () => Promise<ReadonlyMap<string, DirIdentity> | undefined> {
-  let restatting: Promise<ReadonlyMap<string, DirIdentity> | undefined> | undefined;
+function restatOf(scan: Promise<RunsLaterScan>, shell: ListingShell): () => Promise<FindAnswer | undefined> {
+  let restatting: Promise<FindAnswer | undefined> | undefined;
   let made: RunsLaterScan | undefined;
   void scan.then((settled) => (made = settled)).catch(() => undefined);
   const restatFrom = (settled: RunsLaterScan) => {
@@ -156,18 +154,19 @@ export interface RunsLaterReview {
  * changed, a directory new there whole; else every file) and moves every runs-later path that is
  * new or replaced (another inode: `mv .git` and a new one) aside to `NAME.mmauth-blocked-XXXXXX`,
  * where neither git nor a shell looks (a new repository whole, not its parts after it); lists the
- * on-purpose files created or changed. `identities`: the index's directories' identities taken
- * after the child exited (BackgroundScan.restat), else each is lstat'ed here. With `indexFile`,
- * saves the index there for the next run (every directory changed since `before` began is read
- * again then). Never throws.
+ * on-purpose files created or changed. `restatted`: find's answer about the index's directories
+ * taken after the child exited (BackgroundScan.restat), else each is lstat'ed here. With
+ * `indexFile`, saves the index there for the next run (every directory changed since `before`
+ * began is read again then), with find's answer when it is about the same directories. Never throws.
  */
 export function reviewRunsLater(
   roots: readonly string[],
   before: RunsLaterScan,
   indexFile?: string,
-  identities?: ReadonlyMap<string, DirIdentity>,
+  restatted?: FindAnswer,
 ): RunsLaterReview {
-  const index = before.index === undefined ? undefined : refreshIndex(before.index, isListed, Infinity, identities);
+  const index =
+    before.index === undefined ? undefined : refreshIndex(before.index, isListed, Infinity, restatted?.identities);
   const after = index === undefined ? scanRunsLater(roots) : scanFromIndex(roots, index, Date.now());
   // What was there before is looked at again in any case (an existing runs-later path is walled, an on-purpose file may change in place).
   for (const path of before.present.keys()) {
@@ -199,9 +198,22 @@ export function reviewRunsLater(
     // do on every run: the engine's placeholders come and go): it stays as saved, and the next run
     // reads those few again, instead of this run writing every directory's again.
     const reread = (before.index?.reread ?? 0) + (index.reread ?? 0);
-    const isKept = before.index?.isReshaped === false && index.isReshaped === false && reread <= KEPT_REREAD;
+    // An index saved without find's answer is saved again with it, once.
+    const isKept =
+      before.index?.isReshaped === false &&
+      index.isReshaped === false &&
+      reread <= KEPT_REREAD &&
+      (before.index.found !== undefined || restatted === undefined);
     if (isKept) touch(indexFile);
-    else saveIndex(indexFile, roots, index, before.readAtMs ?? 0);
+    // find's answer was about before's directories, in their order: the index's own when not reshaped.
+    else
+      saveIndex(
+        indexFile,
+        roots,
+        index,
+        before.readAtMs ?? 0,
+        index.isReshaped === false ? restatted?.text : undefined,
+      );
   }
   return { neutralised, changed };
 }

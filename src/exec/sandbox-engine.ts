@@ -1,10 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { MmauthError } from '../errors.js';
 import { enginePrograms, sandboxUnavailable } from './engine-needs.js';
 import type { SandboxPolicy } from './sandbox.js';
-import { innerCommand, RUN_MARKER } from './sandbox-inner-command.js';
+import { innerCommand } from './sandbox-inner-command.js';
+import { programPid } from './program-pid.js';
 
 /**
  * The one adapter between mmauth's sandbox policy (sandbox.ts) and the engine that enforces it:
@@ -19,7 +19,7 @@ type Engine = typeof import('@anthropic-ai/sandbox-runtime/dist/sandbox/sandbox-
 let engineLoading: Promise<Engine> | undefined;
 
 /**
- * Starts loading the engine now (its modules take about 150 ms to load), so that exec's other
+ * Starts loading the engine now (its modules take 100 to 150 ms to load here), so that exec's other
  * start-up work, and the background scan of what runs later, overlap it. Never throws; a failure
  * is startSandboxed's to report.
  */
@@ -52,34 +52,6 @@ async function loadEngine(): Promise<Engine> {
   }
 }
 
-function childrenOf(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-/**
- * The program's own process among the descendants of `rootPid`: the first (nearest the root) whose
- * environment holds `marker` (the engine's own processes around it do not). Signals go to it, as
- * they went to the child of a plain `exec`; the engine's helpers in its session are left alone.
- */
-function programPid(rootPid: number, marker: string): number | undefined {
-  const needle = `${RUN_MARKER}=${marker}\0`;
-  const queue = [rootPid];
-  for (let seen = 0; queue.length > 0 && seen < 256; seen++) {
-    const pid = queue.shift() ?? 0;
-    try {
-      if (readFileSync(`/proc/${pid}/environ`, 'latin1').includes(needle)) return pid;
-    } catch {
-      // Gone, or not ours to read: its children may still be.
-    }
-    queue.push(...childrenOf(pid));
-  }
-  return undefined;
-}
-
 /** A program started in the engine's sandbox. */
 export interface SandboxedChild {
   child: ChildProcess;
@@ -97,65 +69,123 @@ export interface SandboxedChild {
   finish(): Promise<void>;
 }
 
+/** The engine set up for one run (setUpEngine): startSandboxed wraps its program in it. */
+export interface EngineSetUp {
+  engine: Engine;
+  /** The run's private directory of the engine's sockets and mount sources (removed by finish() or releaseEngine). */
+  engineDir: string;
+}
+
+/**
+ * Loads the engine and sets it up (its initialize: proxies, bridges; 50 to 150 ms, most of it
+ * waiting for its bridges' sockets) for `policy`: egress to its allowHosts alone. Its file system
+ * rules are the ones startSandboxed hands the engine as it wraps the program, so the scan of what
+ * runs later (which adds to denyWrite) may still be read meanwhile, on this thread left idle. The
+ * engine makes its sockets (`srt-mux-<pid>-0.sock`, its bridges') and mount sources at fixed or
+ * guessable names in os.tmpdir(), where another user who binds one first in the shared /tmp keeps
+ * the sandbox from starting: so they go to a private directory of this run's, named at random
+ * (os.tmpdir() points there while the engine sets up and wraps). `env`: where the engine's
+ * programs are found (its PATH). Rejects with `sandbox_unavailable` (reason `engine` once the
+ * engine is reset, or loadEngine's); nothing has run then.
+ */
+export async function setUpEngine(policy: SandboxPolicy, env: NodeJS.ProcessEnv): Promise<EngineSetUp> {
+  const [engine, fs, { tmpdir }] = await Promise.all([
+    (engineLoading ??= loadEngine()),
+    import('node:fs'),
+    import('node:os'),
+  ]);
+  const engineDir = fs.mkdtempSync(join(tmpdir(), 'mmauth-engine-'));
+  fs.chmodSync(engineDir, 0o700);
+  const setUp = { engine, engineDir };
+  try {
+    await withTmpdir(engineDir, () =>
+      engine.initialize({
+        // Named, not looked up: the engine asks `which` (a process each, about 10 ms of this thread)
+        // for programs it is not given, and assertEngineCanRun has found them already.
+        ...(process.platform === 'linux' ? enginePrograms(env) : {}),
+        network: { allowedDomains: policy.allowHosts, deniedDomains: [], strictAllowlist: true },
+        filesystem: filesystemOf(policy),
+      }),
+    );
+  } catch (error) {
+    throw await refused(setUp, error);
+  }
+  return setUp;
+}
+
+/** Ends an engine set up for a run that never started (setUpEngine): its helpers stopped, its directory removed. Never rejects. */
+export async function releaseEngine(setUp: EngineSetUp): Promise<void> {
+  await setUp.engine.reset().catch(() => undefined);
+  const { rmSync } = await import('node:fs');
+  rmSync(setUp.engineDir, { recursive: true, force: true });
+}
+
+/** The engine's refusal (`error`) as `sandbox_unavailable`, once the engine is ended (releaseEngine). */
+async function refused(setUp: EngineSetUp, error: unknown): Promise<MmauthError> {
+  await releaseEngine(setUp);
+  return sandboxUnavailable(
+    `the sandbox engine refused to set up (${error instanceof Error ? error.message : String(error)})`,
+    'engine',
+  );
+}
+
+/** `policy`'s file system rules as the engine takes them. */
+const filesystemOf = (policy: SandboxPolicy) => ({
+  denyRead: policy.denyRead,
+  allowRead: policy.allowRead,
+  allowWrite: policy.allowWrite,
+  denyWrite: policy.denyWrite,
+});
+
+/** `run()` with os.tmpdir() at `dir` (TMPDIR) until it settles; TMPDIR as it was after. */
+async function withTmpdir<T>(dir: string, run: () => Promise<T>): Promise<T> {
+  const given = process.env.TMPDIR;
+  process.env.TMPDIR = dir;
+  try {
+    return await run();
+  } finally {
+    if (given === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = given;
+  }
+}
+
 /**
  * Starts `command` (argv) under the engine with `policy`, in `cwd`, with `env` (the child's whole
- * environment; the engine adds its proxy variables) and the terminal as it is. The sandbox's
- * process group is its own (Ctrl-C reaches mmauth, which forwards it to the program: signal()). Throws
- * `sandbox_unavailable` when the engine cannot load or refuses the policy; nothing has run then.
+ * environment; the engine adds its proxy variables) and the terminal as it is. `setUp`: the engine
+ * as setUpEngine set it up for this policy's egress (its file system rules are `policy`'s all the
+ * same); without it, the engine is set up here. The sandbox's process group is its own (Ctrl-C
+ * reaches mmauth, which forwards it to the program: signal()). Throws `sandbox_unavailable` when the
+ * engine cannot load or refuses the policy; nothing has run then.
  */
 export async function startSandboxed(
   policy: SandboxPolicy,
   command: readonly string[],
   env: NodeJS.ProcessEnv,
   cwd: string,
+  setUp?: Promise<EngineSetUp>,
 ): Promise<SandboxedChild> {
-  const [engine, { spawn }, { randomBytes }, fs, { tmpdir }] = await Promise.all([
-    (engineLoading ??= loadEngine()),
+  const [{ spawn }, { randomBytes }, fs] = await Promise.all([
     import('node:child_process'),
     import('node:crypto'),
     import('node:fs'),
-    import('node:os'),
   ]);
+  const { engine, engineDir } = await (setUp ?? setUpEngine(policy, env));
   const marker = randomBytes(16).toString('hex');
-  // The engine makes its sockets (`srt-mux-<pid>-0.sock`, its bridges') and mount sources at fixed
-  // or guessable names in os.tmpdir(): in the shared /tmp another user who binds one first keeps the
-  // sandbox from starting. So it makes them in a private directory of this run's, named at random.
-  const engineDir = fs.mkdtempSync(join(tmpdir(), 'mmauth-engine-'));
-  fs.chmodSync(engineDir, 0o700);
   const removeEngineDir = () => fs.rmSync(engineDir, { recursive: true, force: true });
-  const givenTmpdir = process.env.TMPDIR;
-  process.env.TMPDIR = engineDir;
   let argv: string[];
   try {
-    await engine.initialize({
-      // Named, not looked up: the engine asks `which` (a process each, about 10 ms of this thread)
-      // for programs it is not given, and assertEngineCanRun has found them already.
-      ...(process.platform === 'linux' ? enginePrograms(env) : {}),
-      network: { allowedDomains: policy.allowHosts, deniedDomains: [], strictAllowlist: true },
-      filesystem: {
-        denyRead: policy.denyRead,
-        allowRead: policy.allowRead,
-        allowWrite: policy.allowWrite,
-        denyWrite: policy.denyWrite,
-      },
-    });
-    ({ argv } = await engine.wrapWithSandboxArgv(
-      innerCommand(policy, command, marker),
-      undefined,
-      undefined,
-      undefined,
-      cwd,
+    // The run's own file system rules, whatever the engine was set up with.
+    ({ argv } = await withTmpdir(engineDir, () =>
+      engine.wrapWithSandboxArgv(
+        innerCommand(policy, command, marker),
+        undefined,
+        { filesystem: filesystemOf(policy) },
+        undefined,
+        cwd,
+      ),
     ));
   } catch (error) {
-    await engine.reset().catch(() => undefined);
-    removeEngineDir();
-    throw sandboxUnavailable(
-      `the sandbox engine refused to set up (${error instanceof Error ? error.message : String(error)})`,
-      'engine',
-    );
-  } finally {
-    if (givenTmpdir === undefined) delete process.env.TMPDIR;
-    else process.env.TMPDIR = givenTmpdir;
+    throw await refused({ engine, engineDir }, error);
   }
   const child = spawn(argv[0] ?? '/bin/sh', argv.slice(1), {
     cwd,

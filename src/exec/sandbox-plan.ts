@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { MmauthError } from '../errors.js';
 import { assertEngineCanRun } from './engine-needs.js';
-import { preloadEngine } from './sandbox-engine.js';
+import { preloadEngine, releaseEngine, setUpEngine, type EngineSetUp } from './sandbox-engine.js';
 import { removeDeadRuns } from './dead-runs.js';
 import { enginePlaceholders, gitExcludingPlaceholders, removeLeftPlaceholders } from './engine-placeholders.js';
 import { SCAN_GLOBS, type RunsLaterScan } from './runs-later.js';
@@ -21,6 +21,7 @@ import {
   SANDBOX_UNSET_ENV,
   sandboxPolicy,
   type SandboxPolicy,
+  type SandboxPolicyInput,
 } from './sandbox.js';
 
 /** What the caller adds to the sandbox's walls (the command line's --allow-write, --deny-read, --allow-host). */
@@ -47,6 +48,11 @@ export interface SandboxRun {
   housekeep(): void;
   /** What --verbose says of the run: the policy, and how what runs later was found. */
   verboseLines(): string[];
+  /**
+   * The engine as runFor set it up for this policy's egress (setUpEngine, for startSandboxed), the
+   * first time asked; undefined after (a sandbox set up again sets the engine up itself).
+   */
+  engineSetUp(): Promise<EngineSetUp> | undefined;
   /** The child has exited: the restat the review needs starts beside this process, while the engine finishes. */
   childExited(): void;
 }
@@ -112,7 +118,21 @@ export function prepareSandbox(
   let isScanned = false;
   preloadEngine();
   let scan: RunsLaterScan | undefined;
-  const policyFor = async (egressUrls: readonly string[], ownDirs: readonly string[]): Promise<SandboxPolicy> => {
+  // The policy's inputs but the scan's walls, known before it is read.
+  const inputsFor = (egressUrls: readonly string[], ownDirs: readonly string[]): SandboxPolicyInput => ({
+    placeholders: enginePlaceholders(where.cwd).map((name) => join(realPath(where.cwd), name)),
+    cwd: where.cwd,
+    tmpDir: tmpDir.path,
+    configDirs: where.configDirs.filter((dir) => existsSync(dir)),
+    home: where.env.HOME,
+    runtimeDirs: knownRuntimeDirs ?? runtimeDirs(where.env),
+    ownDirs: [...ownDirs],
+    allowWrite: [...(additions.allowWrite ?? [])],
+    denyRead: [...(additions.denyRead ?? [])],
+    egressUrls: [...egressUrls],
+    allowHosts: [...(additions.allowHost ?? [])],
+  });
+  const policyOf = async (inputs: SandboxPolicyInput): Promise<SandboxPolicy> => {
     if (isScanned) {
       background.end();
       background = scanInBackground(roots, tmpDir.path, indexFile);
@@ -120,32 +140,35 @@ export function prepareSandbox(
     isScanned = true;
     const current = await background.scan;
     scan = current;
-    return sandboxPolicy({
-      walled: current.walled,
-      placeholders: enginePlaceholders(where.cwd).map((name) => join(realPath(where.cwd), name)),
-      cwd: where.cwd,
-      tmpDir: tmpDir.path,
-      configDirs: where.configDirs.filter((dir) => existsSync(dir)),
-      home: where.env.HOME,
-      runtimeDirs: knownRuntimeDirs ?? runtimeDirs(where.env),
-      ownDirs: [...ownDirs],
-      allowWrite: [...(additions.allowWrite ?? [])],
-      denyRead: [...(additions.denyRead ?? [])],
-      egressUrls: [...egressUrls],
-      allowHosts: [...(additions.allowHost ?? [])],
-    });
+    return sandboxPolicy({ ...inputs, walled: current.walled });
   };
+  // The engine set up by runFor and not yet taken by runChild (released should none take it).
+  let untaken: Promise<EngineSetUp> | undefined;
   return {
     review: async () =>
       scan === undefined ? undefined : reviewRunsLater(roots, scan, indexFile, await background.restat()),
-    policyFor,
+    policyFor: (egressUrls, ownDirs) => policyOf(inputsFor(egressUrls, ownDirs)),
     runFor: async (egressUrls, ownDirs) => {
-      const policy = await policyFor(egressUrls, ownDirs);
+      const inputs = inputsFor(egressUrls, ownDirs);
+      // The engine sets up for the run's egress while the scan is read: most of its set-up waits for
+      // its bridges, and reading the scan (and a GC it brings on) is then off the start's path. It has
+      // the run's walls when it wraps the program (startSandboxed). It is set up before the run is
+      // handed on: os.tmpdir() is the engine's own meanwhile, and only this code runs here then.
+      const setUp = setUpEngine(sandboxPolicy(inputs), where.env);
+      const settled = setUp.catch(() => undefined);
+      untaken = setUp;
+      const policy = await policyOf(inputs);
+      await settled;
       return {
         policy,
+        engineSetUp: () => {
+          const taken = untaken;
+          untaken = undefined;
+          return taken;
+        },
         rebuild: () => {
           knownRuntimeDirs = undefined;
-          return policyFor(egressUrls, ownDirs);
+          return policyOf(inputsFor(egressUrls, ownDirs));
         },
         verboseLines: () => [
           `sandbox policy: ${JSON.stringify(policy)}`,
@@ -161,6 +184,8 @@ export function prepareSandbox(
     remove: () => {
       background.end();
       tmpDir.remove();
+      void untaken?.then(releaseEngine, () => undefined);
+      untaken = undefined;
     },
     unsetEnv: [...SANDBOX_UNSET_ENV, 'MMAUTH_TOKEN_SOCKET', 'MMAUTH_API_SOCKET'],
     heldBackEnv: heldBackVariables(where.env, additions.passEnv ?? []),

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
-import type { DirIdentity } from './scan-index.js';
+import { isTrusted, type DirIdentity } from './scan-index.js';
 import { type FindAnswer, identitiesIn, identitiesSince } from './find-records.js';
 import { shellWord } from '../util/shell-word.js';
 
@@ -32,11 +32,12 @@ export interface ListingShell {
   /** The listing's status once it ended (runBoth: find's exit code); -1 when the shell could not run or ended first. */
   listed: Promise<number>;
   /**
-   * The identity of each of `dirs` as it is now, from GNU find in the waiting shell: a path that is
-   * no directory now has none. Resolves undefined where find cannot (not GNU find, it failed, the
-   * shell is gone, or restat was asked before). Never rejects.
+   * find's answer about `dirs` as they are now, from GNU find in the waiting shell: the identity of
+   * each (a path that is no directory now has none), read against `since` where given (an earlier
+   * answer about the same list: identitiesSince). Resolves undefined where find cannot (not GNU
+   * find, it failed, the shell is gone, or restat was asked before). Never rejects.
    */
-  restat(dirs: readonly string[], since?: FindAnswer): Promise<Map<string, DirIdentity> | undefined>;
+  restat(dirs: readonly string[], since?: FindAnswer): Promise<FindAnswer | undefined>;
   /** Lets the shell go without a restat; idempotent. */
   end(): void;
 }
@@ -78,6 +79,8 @@ export function startListingShell(listing: string): ListingShell {
   shell?.stdin?.on('error', () => undefined);
   shell?.once('error', () => (onListed(-1), onClosed()));
   shell?.once('close', () => (onListed(-1), onClosed()));
+  // find's answer is whole at the end of its output: the shell's exit is seen later (0.5 to 4 ms).
+  shell?.stdout?.once('end', onClosed);
   const end = () => {
     isAsked = true;
     shell?.stdin?.end();
@@ -89,10 +92,12 @@ export function startListingShell(listing: string): ListingShell {
       if (isAsked || shell === undefined) return Promise.resolve(undefined);
       isAsked = true;
       idle(shell, false);
-      shell.stdin?.end(since?.list ?? dirs.map((dir) => `${dir}\0`).join(''));
+      const list = since?.list ?? dirs.map((dir) => `${dir}\0`).join('');
+      shell.stdin?.end(list);
       return closed.then(() => {
         const text = output.slice(output.indexOf('\n') + 1);
-        return since === undefined ? identitiesIn(text, dirs) : identitiesSince(text, dirs, since);
+        const identities = since === undefined ? identitiesIn(text, dirs) : identitiesSince(text, dirs, since);
+        return identities === undefined ? undefined : { list, text, identities };
       });
     },
   };
@@ -163,12 +168,16 @@ export const findArgsFor = (roots: readonly string[]): string[] => [
 
 /**
  * The identity of each of `dirs` as it is now (`identities`), from GNU find in a listing shell
- * (`shell`, which can restat them again later): a path that is no directory now has none.
- * `identities` resolves undefined where find cannot (not GNU find, or it failed). Never throws.
+ * (`shell`, which can restat them again later): a path that is no directory now has none. `earlier`:
+ * find's answer about the same list when the index was saved (ScanIndex.found, with the index's
+ * identities; one never to be trusted is read again), against which only the records that changed
+ * are read. `identities` resolves
+ * undefined where find cannot (not GNU find, or it failed). Never throws.
  */
 export function identitiesNow(
   dirs: readonly string[],
   workDir: string,
+  earlier?: Pick<FindAnswer, 'text' | 'identities'>,
 ): { identities: Promise<Map<string, DirIdentity> | undefined>; shell: ListingShell } {
   const [listFile, out] = [join(workDir, 'index-dirs.list'), join(workDir, 'index-dirs.found')];
   const list = dirs.map((dir) => `${dir}\0`).join('');
@@ -185,7 +194,7 @@ export function identitiesNow(
     const text = code === -1 ? '' : takeFile(out);
     rmSync(listFile, { force: true });
     rmSync(out, { force: true });
-    const found = identitiesIn(text, dirs);
+    const found = earlier === undefined ? identitiesIn(text, dirs) : identitiesSince(text, dirs, earlier, isTrusted);
     if (found !== undefined) first = { list, text, identities: found };
     return found;
   });

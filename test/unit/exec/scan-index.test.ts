@@ -101,7 +101,7 @@ describe('refreshIndex', () => {
     // The restat after the child: a directory changed meanwhile has its new identity, one removed has none.
     writeFileSync(join(root, 'a', 'new-file'), '');
     rmSync(join(root, 'b', 'c'), { recursive: true });
-    const again = await shell.restat(dirs);
+    const again = (await shell.restat(dirs))?.identities;
     expect(again).toEqual(new Map([root, join(root, 'a'), join(root, 'b')].map((dir) => [dir, dirIdentity(dir)])));
     expect(again?.get(join(root, 'a'))).not.toBe(now?.get(join(root, 'a')));
     expect(await shell.restat(dirs)).toBeUndefined();
@@ -120,7 +120,7 @@ describe('refreshIndex', () => {
     writeFileSync(join(root, 'a', 'new-file'), '');
     rmSync(join(root, 'b', 'c'), { recursive: true });
     mkdirSync(join(root, 'b', 'c'));
-    const again = await shell.restat([...dirs]);
+    const again = (await shell.restat([...dirs]))?.identities;
     expect(again).toEqual(new Map(dirs.map((dir) => [dir, dirIdentity(dir)])));
     for (const dir of [join(root, 'a'), join(root, 'b', 'c')]) expect(again?.get(dir)).not.toBe(now?.get(dir));
   });
@@ -198,6 +198,37 @@ describe('saveIndex and loadIndex', () => {
     saveIndex(indexFileFor(runtime, [root], 'the newest'), [root], index, Date.now());
     expect(readdirSync(join(runtime, 'scan-index'))).toHaveLength(100);
     expect(existsSync(first)).toBe(false);
+  });
+
+  it("an index saved with find's answer: the next run's answer read against it gives Node's identities, a changed directory's new one, and a racy directory is read again", async () => {
+    const { root, index } = tree();
+    const runtime = makeScratchDir('scan-runtime-');
+    const file = indexFileFor(runtime, [root], 'globs');
+    const dirs = [...index.dirs.keys()];
+    const first = identitiesNow(dirs, makeScratchDir('scan-work-'));
+    await first.identities;
+    const answer = await first.shell.restat(dirs);
+    saveIndex(file, [root], index, Date.now() + 60_000, answer?.text);
+    const saved = loadIndex(file, [root]);
+    expect(saved?.found).toBe(answer?.text);
+    writeFileSync(join(root, 'a', 'new-file'), '');
+    const earlier = { text: saved?.found ?? '', identities: saved?.dirs ?? new Map<string, string>() };
+    const next = identitiesNow(dirs, makeScratchDir('scan-work-'), earlier);
+    const now = await next.identities;
+    next.shell.end();
+    expect(now).toEqual(new Map(dirs.map((dir) => [dir, dirIdentity(dir)])));
+    expect(now?.get(join(root, 'a'))).not.toBe(index.dirs.get(join(root, 'a')));
+    expect(refreshIndex(saved ?? index, isListed, Number.POSITIVE_INFINITY, now)?.reread).toBe(1);
+    // Saved as read "now", every directory is racy: an unchanged record still gives no trusted identity.
+    saveIndex(file, [root], { ...index, dirs: new Map(now ?? []) }, Date.now(), answer?.text);
+    const racy = loadIndex(file, [root]);
+    const again = identitiesNow(dirs, makeScratchDir('scan-work-'), {
+      text: racy?.found ?? '',
+      identities: racy?.dirs ?? new Map<string, string>(),
+    });
+    const ids = await again.identities;
+    again.shell.end();
+    expect(refreshIndex(racy ?? index, isListed, Number.POSITIVE_INFINITY, ids)?.reread).toBe(dirs.length);
   });
 
   it('a directory changed within 2 s of the scan that read it is never trusted: the next run reads it again', () => {
