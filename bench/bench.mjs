@@ -127,6 +127,9 @@ function median(values) {
 
 const round = (value, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
+/** A difference in ms, rounded, with its sign (`+3.2`, `−80.8`). */
+const signed = (value) => (value < 0 ? `−${round(-value)}` : `+${round(value)}`);
+
 /** Starts `mmauth emulator` as its own process; resolves with its JSON line and a stop function. */
 function startEmulator() {
   return new Promise((resolveStart, reject) => {
@@ -794,7 +797,7 @@ async function main() {
         figure:
           byName.sandboxVsEngine === undefined
             ? 'engine unavailable here'
-            : `+${round(byName.sandboxVsEngine.aMedianMs - byName.sandboxVsEngine.bMedianMs)} ms`,
+            : `${signed(byName.sandboxVsEngine.aMedianMs - byName.sandboxVsEngine.bMedianMs)} ms`,
         isMet:
           byName.sandboxVsEngine === undefined
             ? null
@@ -806,7 +809,7 @@ async function main() {
         figure:
           byName.sandbox50kVsEngine === undefined || byName.sandboxVsEngine === undefined
             ? 'engine unavailable here'
-            : `+${round(runsLaterCost(byName))} ms (90% of resampled rounds: ${runsLaterInterval(byName)?.join(' to ')} ms)`,
+            : `${signed(runsLaterCost(byName))} ms (90% of resampled rounds: ${runsLaterInterval(byName)?.join(' to ')} ms)`,
         isMet:
           byName.sandbox50kVsEngine === undefined || byName.sandboxVsEngine === undefined
             ? null
@@ -818,12 +821,12 @@ async function main() {
         figure:
           byName.sandbox50kColdVsEngine === undefined || byName.sandboxVsEngine === undefined
             ? 'engine unavailable here'
-            : `+${round(runsLaterCost(byName, 'sandbox50kColdVsEngine'))} ms`,
+            : `${signed(runsLaterCost(byName, 'sandbox50kColdVsEngine'))} ms`,
         isMet: null,
       },
       {
         target: '`mmauth exec -- true` ≤ `mmauth token` + 15 ms',
-        figure: `+${round(byName.execVsToken.aMedianMs - byName.execVsToken.bMedianMs)} ms`,
+        figure: `${signed(byName.execVsToken.aMedianMs - byName.execVsToken.bMedianMs)} ms`,
         isMet: byName.execVsToken.aMedianMs - byName.execVsToken.bMedianMs <= TARGETS.execOverTokenMs,
       },
       {

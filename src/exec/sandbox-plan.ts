@@ -151,9 +151,9 @@ export function prepareSandbox(
     runFor: async (egressUrls, ownDirs) => {
       const inputs = inputsFor(egressUrls, ownDirs);
       // The engine sets up for the run's egress while the scan is read: most of its set-up waits for
-      // its bridges, and reading the scan (and a GC it brings on) is then off the start's path. It has
-      // the run's walls when it wraps the program (startSandboxed). It is set up before the run is
-      // handed on: os.tmpdir() is the engine's own meanwhile, and only this code runs here then.
+      // its bridge to listen, and reading the scan fills that wait (ARCHITECTURE.md, "The sandbox").
+      // It has the run's walls when it wraps the program (startSandboxed). exec goes on only once it
+      // is set up: os.tmpdir() is the engine's own meanwhile.
       const setUp = setUpEngine(sandboxPolicy(inputs), where.env);
       const settled = setUp.catch(() => undefined);
       untaken = setUp;
