@@ -69,13 +69,20 @@ export function identitiesSince(
   const identities = new Map<string, DirIdentity>();
   const read: string[] = [];
   dirs.forEach((dir, i) => {
-    const kept = now[i] === before[i] ? since.identities.get(dir) : undefined;
+    const record = now[i] ?? '';
+    // Equal to the earlier record in its place, and that place's directory's (its path ends it).
+    const isSame = record === before[i] && isRecordOf(record, dir);
+    const kept = isSame ? since.identities.get(dir) : undefined;
     if (kept !== undefined && isTrusted(kept)) identities.set(dir, kept);
-    else read.push(now[i] ?? '');
+    else read.push(record);
   });
   for (const [dir, identity] of findRecordsOf(read.join('\0')).dirs) identities.set(dir, identity);
   return identities;
 }
+
+/** Whether find's directory record `record` is `dir`'s: its path, after a space, ends it. */
+const isRecordOf = (record: string, dir: string): boolean =>
+  record.length > dir.length && record.endsWith(dir) && record.charCodeAt(record.length - dir.length - 1) === 32;
 
 /** find's answer `text` about `dirs`, read (findRecordsOf); undefined when empty for dirs (no GNU find 4.9: -files0-from). */
 export const identitiesIn = (text: string, dirs: readonly string[]): Map<string, DirIdentity> | undefined =>
