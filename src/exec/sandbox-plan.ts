@@ -61,9 +61,13 @@ export interface SandboxRun {
 export interface PreparedSandbox {
   /** The policy for egress to `egressUrls` (the mode's endpoints), this run's own `ownDirs` left visible. */
   policyFor(egressUrls: readonly string[], ownDirs: readonly string[]): Promise<SandboxPolicy>;
-  /** policyFor's policy as a run (SandboxRun), for runChild. */
+  /**
+   * policyFor's policy as a run (SandboxRun), for runChild, with the engine set up for its egress
+   * (setUpEngine, started before the scan is read: SandboxRun.engineSetUp). Resolves once both
+   * are done; an engine that refused is startSandboxed's to report. Never rejects otherwise.
+   */
   runFor(egressUrls: readonly string[], ownDirs: readonly string[]): Promise<SandboxRun>;
-  /** Removes the child's temp dir; idempotent, never throws. */
+  /** Removes the child's temp dir, and releases an engine runFor set up that no run took; idempotent, never throws. */
   remove(): void;
   /** Variables the child never gets: the grant's and the bus's (SANDBOX_UNSET_ENV), and the Unix sockets' (unreachable there). */
   unsetEnv: readonly string[];
